@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""kvscope vs llama.cpp on the same GGUF files, same threads, in one run.
+
+Writes ~120M-parameter random-weight Llama models (F32 and Q8_0) with `kvscope gen-model`, runs
+`kvscope bench` and llama.cpp's `llama-bench` (built by bench/build_llama_bench.sh) on each, and
+prints prompt-processing (pp) and generation (tg) tokens/s, the ratios, and generation as a fraction
+of the measured memory-bandwidth limit. Medians of --reps repetitions.
+
+usage: bench/compare_llamacpp.py --kvscope build/release/kvscope [--threads 2] [--reps 5] [--types f32,q8_0]
+"""
+import argparse, json, os, subprocess, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+def run(cmd):
+    print("+", " ".join(cmd), file=sys.stderr)
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+def llama_bench(binary, model, pp, tg, threads, reps):
+    out = json.loads(run([binary, "-m", model, "-p", str(pp), "-n", str(tg), "-t", str(threads), "-r", str(reps), "-o", "json"]))
+    res = {}
+    for e in out:
+        key = "pp" if e.get("n_prompt", 0) > 0 else "tg"
+        samples = sorted(e.get("samples_ts") or [e["avg_ts"]])
+        n = len(samples)
+        res[key] = samples[n // 2] if n % 2 else 0.5 * (samples[n // 2 - 1] + samples[n // 2])
+    return res
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kvscope", default=os.path.join(here, "../build/release/kvscope"))
+    ap.add_argument("--llama-bench", default=None)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--pp", type=int, default=256)
+    ap.add_argument("--tg", type=int, default=64)
+    ap.add_argument("--types", default="f32,q8_0")
+    ap.add_argument("--workdir", default="/tmp/kvscope-bench")
+    args = ap.parse_args()
+    lb = args.llama_bench or run(["bash", os.path.join(here, "build_llama_bench.sh")]).strip().splitlines()[-1]
+    os.makedirs(args.workdir, exist_ok=True)
+    rows = []
+    for t in args.types.split(","):
+        model = os.path.join(args.workdir, f"llama-125m-{t}.gguf")
+        if not os.path.exists(model):
+            run([args.kvscope, "gen-model", "--arch", "llama", "--dim", "768", "--layers", "12", "--heads", "12",
+                 "--kv-heads", "4", "--ffn", "2048", "--vocab", "32000", "--ctx", "2048", "--type", t, "--seed", "1",
+                 "-o", model])
+        ours = json.loads(run([args.kvscope, "bench", "-m", model, "-p", str(args.pp), "-n", str(args.tg),
+                               "-t", str(args.threads), "-r", str(args.reps), "--json", "--membw"]))
+        ref = llama_bench(lb, model, args.pp, args.tg, args.threads, args.reps)
+        rows.append((t, ours, ref))
+    print(f"\n| model (125M llama) | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for t, o, r in rows:
+        print(f"| {t} | {args.threads} | {o['pp_tok_s']:.1f} | {r['pp']:.1f} | {o['pp_tok_s'] / r['pp']:.2f}x | "
+              f"{o['tg_tok_s']:.1f} | {r['tg']:.1f} | {o['tg_tok_s'] / r['tg']:.2f}x | "
+              f"{100 * o['tg_bandwidth_fraction']:.0f}% ({o['weight_gb_per_token'] * 1000:.0f} MB/token, {o['mem_read_gb_s']:.1f} GB/s) |")
+    print(json.dumps([{"type": t, "kvscope": o, "llama_cpp": r} for t, o, r in rows]), file=sys.stderr)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Sets up and runs every test: dependencies, the llama.cpp oracle, a release build with all tests
+# (parity with llama.cpp included), an ASan+UBSan build of the unit tests, and a short fuzz run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+if [ "$(id -u)" = 0 ]; then bash scripts/install-deps.sh; fi
+export KVSCOPE_ORACLE_DIR=$(bash tools/oracle/setup.sh "$PWD/build/oracle" | tail -n 1)
+
+echo "== release build + tests"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== ASan+UBSan build + unit tests (parity runs in the release pass)"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null
+cmake --build build/asan -j "$jobs" --target kvscope_tests kvscope_cli
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  KVSCOPE_BIN="$PWD/build/asan/kvscope" build/asan/kvscope_tests --gtest_filter='-Parity*:*Slow*'
+
+echo "== fuzz the GGUF reader (libFuzzer, 60 s)"
+CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON -DKVSCOPE_TESTS=OFF \
+  -DKVSCOPE_BENCH=OFF >/dev/null
+cmake --build build/fuzz -j "$jobs" --target fuzz_gguf
+mkdir -p build/fuzz/corpus
+cp ../shared/models/stories260K.gguf build/fuzz/corpus/ 2>/dev/null || true
+build/release/kvscope gen-model --dim 64 --layers 1 --heads 2 --kv-heads 1 --ffn 64 --vocab 300 --ctx 64 \
+  -o build/fuzz/corpus/tiny.gguf 2>/dev/null
+build/fuzz/fuzz_gguf -max_total_time=60 -max_len=65536 -rss_limit_mb=2048 build/fuzz/corpus
+echo "== all tests passed"

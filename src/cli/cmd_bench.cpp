@@ -1,0 +1,112 @@
+// kvscope bench: prompt-processing and generation throughput, measured as llama-bench does
+// (pp: one batch of P tokens on an empty cache; tg: N single-token steps from an empty cache).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "engine/context.h"
+
+namespace kvscope::cli {
+
+namespace {
+// Streams a buffer far larger than the caches with every thread; the best of several passes is
+// the read bandwidth the decode path can hope for.
+double measure_read_bandwidth_gbs(kernels::ThreadPool& pool) {
+  const size_t n = size_t{256} << 20;  // 1 GiB of floats
+  std::vector<float> buf(n, 1.0f);
+  double best = 0;
+  std::vector<double> sink(pool.size());
+  for (int pass = 0; pass < 5; ++pass) {
+    auto t0 = std::chrono::steady_clock::now();
+    pool.run([&](int ith, int nth) {
+      size_t chunk = (n + nth - 1) / nth, b = ith * chunk, e = std::min(n, b + chunk);
+      if (b < e) sink[ith] += kernels::dot_f32(buf.data() + b, buf.data() + b, static_cast<int64_t>(e - b));
+    });
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, n * sizeof(float) / s / 1e9);
+  }
+  return best;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure prompt and generation tokens/s");
+  struct Opts {
+    ModelOpts model;
+    int pp = 256, tg = 64, reps = 5;
+    bool json = false, membw = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("-p,--n-prompt", o->pp, "Prompt tokens (0: skip)")->check(CLI::Range(0, 1 << 16));
+  cmd->add_option("-n,--n-gen", o->tg, "Generated tokens (0: skip)")->check(CLI::Range(0, 1 << 16));
+  cmd->add_option("-r,--repetitions", o->reps, "Repetitions (median reported)")->check(CLI::Range(1, 1000));
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--membw", o->membw, "Also measure memory read bandwidth and the decode rate's share of it");
+  cmd->callback([o] {
+    auto model = Model::load(resolve_model(o->model.path));
+    ContextParams cp = o->model.context_params();
+    cp.n_ctx = std::max({cp.n_ctx, o->pp + 1, o->tg + 1});
+    cp.n_batch = std::max(cp.n_batch, o->pp);
+    Context ctx(*model, cp);
+    const int nv = model->hparams().n_vocab;
+    using clock = std::chrono::steady_clock;
+    std::vector<int32_t> prompt(o->pp);
+    for (int i = 0; i < o->pp; ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % nv);
+    std::vector<double> pp_rates, tg_rates;
+    // One untimed warm-up of each phase pages the weights in and settles the thread pool.
+    for (int rep = -1; rep < o->reps; ++rep) {
+      if (o->pp > 0) {
+        ctx.reset();
+        auto t0 = clock::now();
+        ctx.eval(prompt);
+        double s = std::chrono::duration<double>(clock::now() - t0).count();
+        if (rep >= 0) pp_rates.push_back(o->pp / s);
+      }
+      if (o->tg > 0) {
+        ctx.reset();
+        int32_t tok = 1 % nv;
+        auto t0 = clock::now();
+        for (int i = 0; i < o->tg; ++i) {
+          const auto& l = ctx.eval({tok});
+          tok = argmax(l.data(), nv);
+        }
+        double s = std::chrono::duration<double>(clock::now() - t0).count();
+        if (rep >= 0) tg_rates.push_back(o->tg / s);
+      }
+    }
+    const double pp = pp_rates.empty() ? 0 : median(pp_rates);
+    const double tg = tg_rates.empty() ? 0 : median(tg_rates);
+    const double gb_per_tok = model->weight_bytes() / 1e9;
+    const double bw = o->membw ? measure_read_bandwidth_gbs(ctx.pool()) : 0;
+    if (o->json) {
+      nlohmann::json j = {{"model", model->path()}, {"threads", ctx.pool().size()}, {"n_prompt", o->pp},
+                          {"n_gen", o->tg}, {"pp_tok_s", pp}, {"tg_tok_s", tg}, {"weight_gb_per_token", gb_per_tok},
+                          {"isa", kernels::isa_name(kernels::active_isa())}};
+      if (o->membw) {
+        j["mem_read_gb_s"] = bw;
+        j["tg_bandwidth_fraction"] = tg * gb_per_tok / bw;
+      }
+      std::printf("%s\n", j.dump().c_str());
+    } else {
+      std::printf("model %s, %d threads, %s\n", model->path().c_str(), ctx.pool().size(),
+                  kernels::isa_name(kernels::active_isa()));
+      if (o->pp) std::printf("pp%d: %.1f tok/s\n", o->pp, pp);
+      if (o->tg) std::printf("tg%d: %.1f tok/s (%.1f GB/s of weights)\n", o->tg, tg, tg * gb_per_tok);
+      if (o->membw)
+        std::printf("memory read bandwidth %.1f GB/s; generation at %.0f%% of the bandwidth limit\n", bw,
+                    100.0 * tg * gb_per_tok / bw);
+    }
+  });
+}
+
+}  // namespace kvscope::cli

@@ -1,0 +1,41 @@
+// kvscope gen-model: write a random-weight GGUF model of any shape.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "model/random_model.h"
+
+namespace kvscope::cli {
+
+void add_gen_model_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("gen-model", "Write a random-weight GGUF model of a given shape");
+  struct Opts {
+    RandomModelSpec spec;
+    std::string type = "f32", out;
+  };
+  auto o = std::make_shared<Opts>();
+  auto& s = o->spec;
+  cmd->add_option("--arch", s.arch, "llama | mistral | qwen2 | qwen3");
+  cmd->add_option("--dim", s.dim, "Embedding size");
+  cmd->add_option("--layers", s.layers, "Layers");
+  cmd->add_option("--heads", s.heads, "Query heads");
+  cmd->add_option("--kv-heads", s.kv_heads, "KV heads");
+  cmd->add_option("--head-dim", s.head_dim, "Head dimension (0: dim/heads)");
+  cmd->add_option("--ffn", s.ffn, "Feed-forward size");
+  cmd->add_option("--vocab", s.vocab, "Vocabulary size");
+  cmd->add_option("--ctx", s.ctx, "Training context length");
+  cmd->add_option("--type", o->type, "Matrix type: f32 | f16 | bf16 | q8_0 | q4_0");
+  cmd->add_option("--seed", s.seed, "Seed");
+  cmd->add_option("--rope-theta", s.rope_theta, "RoPE base");
+  cmd->add_option("--rope-scaling", s.rope_scaling, "none | linear | llama3");
+  cmd->add_option("--rope-scale", s.rope_scale_factor, "RoPE scaling factor");
+  cmd->add_flag("--tied", s.tied_output, "Tie the output matrix to the token embedding");
+  cmd->add_option("-o,--output", o->out, "Output path")->required();
+  cmd->callback([o] {
+    o->spec.type = kernels::dtype_from_name(o->type);
+    if (o->spec.rope_scaling == "none") o->spec.rope_scaling.clear();
+    write_random_model(o->spec, o->out);
+    std::fprintf(stderr, "wrote %s\n", o->out.c_str());
+  });
+}
+
+}  // namespace kvscope::cli

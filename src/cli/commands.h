@@ -1,0 +1,23 @@
+// Each subcommand registers itself on the CLI11 app; main() wires them and maps errors to exits.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace kvscope::cli {
+
+void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_logits_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_gen_model_command(CLI::App& app);
+
+// The model used when -m is not given: the project's reasoner when present, else the small model
+// the build writes next to the executable. Throws InputError when neither exists.
+std::string default_model_path();
+std::string resolve_model(const std::string& given);
+
+// Parses "1,2,3" into token ids; throws InputError naming the bad item.
+std::vector<int32_t> parse_token_list(const std::string& s);
+
+}  // namespace kvscope::cli

@@ -1,0 +1,32 @@
+// kvscope: command-line entry point. Errors in user input end with one line on stderr and exit 1.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvscope: an LLM inference engine in which the KV cache is also a signal"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for all subcommands");
+  kvscope::cli::add_run_command(app);
+  kvscope::cli::add_bench_command(app);
+  kvscope::cli::add_logits_command(app);
+  kvscope::cli::add_tokenize_command(app);
+  kvscope::cli::add_gen_model_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kvscope::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: internal: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

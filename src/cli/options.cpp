@@ -1,0 +1,54 @@
+#include "cli/options.h"
+
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+void add_model_options(CLI::App* cmd, ModelOpts& o) {
+  cmd->add_option("-m,--model", o.path, "GGUF model file (default: the embedded model)");
+  cmd->add_option("-t,--threads", o.threads, "Threads (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-c,--ctx-size", o.ctx, "Context size (0: the model's)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("-b,--batch-size", o.batch, "Prompt tokens per forward pass")->check(CLI::Range(1, 4096));
+}
+
+void add_sampling_options(CLI::App* cmd, SamplingOpts& o) {
+  cmd->add_option("--temp", o.temp, "Temperature (0: greedy)");
+  cmd->add_option("--top-k", o.top_k, "Top-k (0: off)");
+  cmd->add_option("--top-p", o.top_p, "Top-p (1: off)");
+  cmd->add_option("--min-p", o.min_p, "Min-p (0: off)");
+  cmd->add_option("--repeat-penalty", o.repeat_penalty, "Repetition penalty (1: off)");
+  cmd->add_option("--repeat-last-n", o.repeat_last_n, "Penalty window (-1: all)");
+  cmd->add_option("--presence-penalty", o.presence, "Presence penalty");
+  cmd->add_option("--frequency-penalty", o.frequency, "Frequency penalty");
+  cmd->add_option("-s,--seed", o.seed, "Random seed");
+}
+
+SamplingParams SamplingOpts::params() const {
+  SamplingParams p;
+  p.temperature = temp;
+  p.top_k = top_k;
+  p.top_p = top_p;
+  p.min_p = min_p;
+  p.repeat_penalty = repeat_penalty;
+  p.penalty_last_n = repeat_last_n;
+  p.presence_penalty = presence;
+  p.frequency_penalty = frequency;
+  p.seed = seed;
+  p.validate();
+  return p;
+}
+
+std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs) {
+  const std::string tmpl = model.chat_template();
+  if (tmpl.empty()) throw InputError("the model has no chat template (tokenizer.chat_template); run without --chat");
+  const tok::ChatFormat fmt = tok::detect_chat_format(tmpl);
+  const auto& tk = model.tokenizer();
+  const auto& v = tk.vocab();
+  auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
+  std::string prompt = tok::apply_chat_template(fmt, msgs, true, text_of(v.bos), text_of(v.eos));
+  // Templates that spell out BOS themselves must not get a second one.
+  bool has_bos = v.bos >= 0 && !text_of(v.bos).empty() && prompt.rfind(text_of(v.bos), 0) == 0;
+  return tk.encode(prompt, !has_bos, true);
+}
+
+}  // namespace kvscope::cli

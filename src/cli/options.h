@@ -1,0 +1,32 @@
+// Option groups shared by several subcommands.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "tokenizer/chat_template.h"
+
+namespace kvscope::cli {
+
+struct ModelOpts {
+  std::string path;
+  int threads = 0, ctx = 0, batch = 512;
+  ContextParams context_params() const { return {ctx, threads, batch}; }
+};
+void add_model_options(CLI::App* cmd, ModelOpts& o);
+
+struct SamplingOpts {
+  float temp = 0.8f, top_p = 0.95f, min_p = 0.05f, repeat_penalty = 1.0f, presence = 0.0f, frequency = 0.0f;
+  int top_k = 40, repeat_last_n = 64;
+  uint64_t seed = 0xC0FFEE;
+  SamplingParams params() const;
+};
+void add_sampling_options(CLI::App* cmd, SamplingOpts& o);
+
+// Renders messages with the model's chat template and tokenizes them (special tokens parsed).
+std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs);
+
+}  // namespace kvscope::cli

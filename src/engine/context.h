@@ -1,0 +1,65 @@
+// An inference context: one sequence's KV cache plus the forward pass over a Model.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvcache/kv_cache.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+
+namespace kvscope {
+
+struct ContextParams {
+  int n_ctx = 0;        // 0: the model's training context
+  int n_threads = 0;    // 0: hardware concurrency
+  int n_batch = 512;    // prompt tokens per forward pass (chunked prefill)
+};
+
+class Context {
+ public:
+  Context(const Model& model, ContextParams p);
+  ~Context();
+
+  const Model& model() const { return model_; }
+  int n_ctx() const { return n_ctx_; }
+  int n_past() const { return n_past_; }
+  void reset() { n_past_ = 0; }
+  // Drop cached positions >= n (keeps a prefix, e.g. a shared system prompt).
+  void truncate(int n);
+
+  // Runs tokens at positions n_past.. and appends their K/V. Returns logits of the last token
+  // (n_vocab floats) or of every token when all_logits (tokens.size() * n_vocab).
+  // Throws LimitError when n_past + tokens.size() > n_ctx, InputError on out-of-range ids.
+  const std::vector<float>& eval(const std::vector<int32_t>& tokens, bool all_logits = false);
+
+  kernels::ThreadPool& pool() { return *pool_; }
+
+ private:
+  void forward_chunk(const int32_t* tokens, int n, bool all_logits, float* logits_out);
+
+  const Model& model_;
+  int n_ctx_ = 0;
+  int n_batch_ = 512;
+  int n_past_ = 0;
+  std::unique_ptr<kernels::ThreadPool> pool_;
+  std::unique_ptr<KVCache> kv_;
+  std::vector<float> logits_;
+  struct Scratch;
+  std::unique_ptr<Scratch> s_;
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;
+  std::string text;
+  std::string stop_reason;  // "eos" | "length"
+  int n_prompt = 0;
+  double prompt_ms = 0, gen_ms = 0;
+};
+
+// Greedy/sampled generation on a fresh context; on_text receives valid UTF-8 pieces as they come.
+GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                        const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr);
+
+}  // namespace kvscope

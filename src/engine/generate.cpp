@@ -1,0 +1,54 @@
+#include <chrono>
+
+#include "engine/context.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                        const std::function<bool(int32_t, const std::string&)>& on_token) {
+  if (prompt.empty()) throw InputError("empty prompt");
+  if (max_tokens < 0) throw InputError("max tokens must be >= 0");
+  const auto& tk = ctx.model().tokenizer();
+  const int n_vocab = ctx.model().hparams().n_vocab;
+  GenerateResult r;
+  r.n_prompt = static_cast<int>(prompt.size());
+  Sampler sampler(sp);
+  tok::StreamDecoder dec(tk);
+  std::vector<int32_t> history = prompt;
+  ctx.reset();
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const std::vector<float>* logits = &ctx.eval(prompt);
+  auto t1 = clock::now();
+  r.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.stop_reason = "length";
+  for (int i = 0; i < max_tokens; ++i) {
+    int32_t id = sampler.sample(logits->data(), n_vocab, history);
+    if (tk.is_eog(id)) {
+      r.stop_reason = "eos";
+      break;
+    }
+    r.tokens.push_back(id);
+    history.push_back(id);
+    std::string piece = dec.push(id);
+    r.text += piece;
+    if (on_token && !on_token(id, piece)) {
+      r.stop_reason = "stop";
+      break;
+    }
+    if (i + 1 == max_tokens) break;
+    if (ctx.n_past() >= ctx.n_ctx()) {
+      r.stop_reason = "context";
+      break;
+    }
+    logits = &ctx.eval({id});
+  }
+  std::string tail = dec.flush();
+  r.text += tail;
+  if (on_token && !tail.empty()) on_token(-1, tail);
+  r.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+  return r;
+}
+
+}  // namespace kvscope

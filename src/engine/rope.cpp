@@ -1,0 +1,43 @@
+#include "engine/rope.h"
+
+#include <cmath>
+
+namespace kvscope {
+
+Rope::Rope(const HParams& hp, const float* freq_factors)
+    : head_dim_(hp.head_dim), rope_dim_(hp.rope_dim), neox_(hp.rope_neox),
+      linear_scale_(hp.rope_scaling == RopeScaling::Linear ? 1.0f / hp.rope_scale_factor : 1.0f) {
+  theta_scale_ = std::pow(hp.rope_theta, -2.0f / static_cast<float>(rope_dim_));
+  freq_factors_.assign(rope_dim_ / 2, 1.0f);
+  if (freq_factors) freq_factors_.assign(freq_factors, freq_factors + rope_dim_ / 2);
+}
+
+void Rope::angles(int pos, float* c, float* s) const {
+  // The angle is accumulated by repeated multiplication in float, as GGML does, so our rounding
+  // tracks llama.cpp's.
+  float theta = static_cast<float>(pos) * linear_scale_;
+  for (int i = 0; i < rope_dim_ / 2; ++i) {
+    const float t = theta / freq_factors_[i];
+    c[i] = std::cos(t);
+    s[i] = std::sin(t);
+    theta *= theta_scale_;
+  }
+}
+
+void Rope::apply(float* x, int n_heads, int pos) const {
+  float c[512], s[512];
+  angles(pos, c, s);
+  const int half = rope_dim_ / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + static_cast<size_t>(h) * head_dim_;
+    for (int i = 0; i < half; ++i) {
+      const int a = neox_ ? i : 2 * i;
+      const int b = neox_ ? i + half : 2 * i + 1;
+      const float x0 = v[a], x1 = v[b];
+      v[a] = x0 * c[i] - x1 * s[i];
+      v[b] = x0 * s[i] + x1 * c[i];
+    }
+  }
+}
+
+}  // namespace kvscope

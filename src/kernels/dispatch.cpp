@@ -1,0 +1,79 @@
+// Run-time ISA selection and dispatch of the element-wise ops.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kernels/internal.h"
+#include "kernels/kernels.h"
+
+namespace kvscope::kernels {
+
+Isa detected_isa() {
+  static const Isa isa = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+      return Isa::AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+      return Isa::AVX2;
+    return Isa::Scalar;
+  }();
+  return isa;
+}
+
+namespace {
+Isa cap(Isa isa) { return static_cast<int>(isa) > static_cast<int>(detected_isa()) ? detected_isa() : isa; }
+
+Isa initial_isa() {
+  const char* e = std::getenv("KVSCOPE_ISA");
+  if (e && *e) {
+    std::string s(e);
+    for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (s == "scalar" || s == "ref" || s == "none") return Isa::Scalar;
+    if (s == "avx2") return cap(Isa::AVX2);
+    if (s == "avx512") return cap(Isa::AVX512);
+  }
+  return detected_isa();
+}
+
+std::atomic<int>& active_slot() {
+  static std::atomic<int> a{static_cast<int>(initial_isa())};
+  return a;
+}
+}  // namespace
+
+Isa active_isa() { return static_cast<Isa>(active_slot().load(std::memory_order_relaxed)); }
+void set_active_isa(Isa isa) { active_slot().store(static_cast<int>(cap(isa)), std::memory_order_relaxed); }
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return "scalar";
+    case Isa::AVX2: return "avx2";
+    case Isa::AVX512: return "avx512";
+  }
+  return "?";
+}
+
+#define KVSCOPE_DISPATCH(call)                     \
+  switch (active_isa()) {                          \
+    case Isa::AVX512: return detail::avx512::call; \
+    case Isa::AVX2: return detail::avx2::call;     \
+    default: return ref::call;                     \
+  }
+
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
+  KVSCOPE_DISPATCH(rmsnorm(x, weight, y, n, eps))
+}
+void softmax_inplace(float* x, int64_t n) { KVSCOPE_DISPATCH(softmax_inplace(x, n)) }
+void silu_mul(const float* gate, const float* up, float* y, int64_t n) {
+  KVSCOPE_DISPATCH(silu_mul(gate, up, y, n))
+}
+void add_inplace(float* y, const float* x, int64_t n) { KVSCOPE_DISPATCH(add_inplace(y, x, n)) }
+float dot_f32(const float* a, const float* b, int64_t n) { KVSCOPE_DISPATCH(dot_f32(a, b, n)) }
+void axpy(float a, const float* x, float* y, int64_t n) { KVSCOPE_DISPATCH(axpy(a, x, y, n)) }
+
+#undef KVSCOPE_DISPATCH
+
+}  // namespace kvscope::kernels

@@ -1,0 +1,74 @@
+// Private interface between the matmul/ops dispatcher and the per-ISA implementations.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/dtype.h"
+#include "kernels/kernels.h"
+
+namespace kvscope::kernels::detail {
+
+// Activations after conversion to the weight type's activation type (done once per matmul).
+// Float kinds (F32, F16, BF16 and the K-quants) are held as F32 rows `f` (F16/BF16 activations
+// are rounded to that type and widened back, which is exact). Q8_0 activations are held as int8
+// rows `q` with one fp16-rounded scale `d` and the integer sum `s` of the 32 quants per block.
+struct Act {
+  const float* f = nullptr;
+  int64_t ldf = 0;           // floats between rows of f
+  const int8_t* q = nullptr;
+  int64_t ldq = 0;           // bytes between rows of q
+  const float* d = nullptr;  // [M][nb]
+  const int32_t* s = nullptr;  // [M][nb]
+  int64_t nb = 0;            // blocks per row
+};
+
+struct MatArgs {
+  const uint8_t* w = nullptr;
+  size_t wstride = 0;  // bytes between weight rows
+  DType wt = DType::F32;
+  int64_t K = 0;
+  int64_t M = 0;
+  Act x;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+
+// Computes y[m*ldy + n] for every m < M and n in [n0, n1). Called concurrently on disjoint ranges.
+using RowsFn = void (*)(const MatArgs& a, int64_t n0, int64_t n1);
+
+// Activation converters (identical results on every ISA; the AVX-512 path uses the AVX2 ones).
+// quant_q8: per 32-block d = amax/127 (stored fp16-rounded), q = round-half-even(x * 127/amax),
+// as GGML's x86 quantize_row_q8_0 does at run time; s = sum of q.
+#define KVSCOPE_DECLARE_CONV(ns)                                                        \
+  namespace ns {                                                                        \
+  void round_f16(const float* x, float* y, int64_t n);                                  \
+  void round_bf16(const float* x, float* y, int64_t n);                                 \
+  void quant_q8(const float* x, int8_t* q, float* d, int32_t* s, int64_t nb);           \
+  }
+KVSCOPE_DECLARE_CONV(scalar)
+KVSCOPE_DECLARE_CONV(avx2)
+#undef KVSCOPE_DECLARE_CONV
+
+namespace scalar {
+void matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
+}
+
+// Each SIMD namespace mirrors the public ops.
+#define KVSCOPE_DECLARE_ISA(ns)                                                        \
+  namespace ns {                                                                       \
+  void matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);                          \
+  void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);   \
+  void softmax_inplace(float* x, int64_t n);                                           \
+  void silu_mul(const float* gate, const float* up, float* y, int64_t n);              \
+  void add_inplace(float* y, const float* x, int64_t n);                               \
+  float dot_f32(const float* a, const float* b, int64_t n);                            \
+  void axpy(float a, const float* x, float* y, int64_t n);                             \
+  }
+KVSCOPE_DECLARE_ISA(avx2)
+KVSCOPE_DECLARE_ISA(avx512)
+#undef KVSCOPE_DECLARE_ISA
+
+// Thread-local growable scratch (64-byte aligned), reused across calls.
+void* scratch(int slot, size_t bytes);
+
+}  // namespace kvscope::kernels::detail

@@ -1,0 +1,54 @@
+// Compute kernels: matrix products over quantized weights and the element-wise ops of a
+// transformer layer. Each op has a scalar reference (namespace ref) and SIMD variants chosen at
+// run time from the CPU's features; tests compare every variant against the reference.
+#pragma once
+#include <cstdint>
+
+#include "kernels/dtype.h"
+#include "kernels/threadpool.h"
+
+namespace kvscope::kernels {
+
+enum class Isa { Scalar = 0, AVX2 = 1, AVX512 = 2 };
+Isa detected_isa();            // best the CPU supports
+Isa active_isa();              // what dispatch uses (KVSCOPE_ISA=scalar|avx2|avx512 env overrides, capped at detected)
+void set_active_isa(Isa isa);  // for tests; capped at detected_isa()
+const char* isa_name(Isa isa);
+
+// A weight matrix as stored in GGUF: `rows` rows of `cols` elements, each row contiguous in `type`.
+struct WeightRef {
+  const void* data = nullptr;
+  DType type = DType::F32;
+  int64_t rows = 0;  // output features (N)
+  int64_t cols = 0;  // input features (K)
+};
+
+// The activation type a weight type is multiplied with (as GGML's vec_dot_type): F32->F32,
+// F16->F16, BF16->BF16, Q8_0/Q4_0->Q8_0, Q4_K/Q6_K->Q8_K-like (implementation's choice).
+// Activations are converted to it once per matmul, so results match llama.cpp's rounding.
+DType activation_type(DType weight_type);
+
+// y[m*N + n] = dot(W row n, x row m), for m in [0,M). x is F32 row-major [M x K], y is F32 [M x N].
+// M == 1 is the decode path (matrix-vector, memory bound); M > 1 is the prefill path (blocked GEMM
+// that reuses each loaded weight tile across many activation rows). Parallel over the pool.
+void matmul(const WeightRef& w, const float* x, int64_t M, float* y, ThreadPool& pool);
+
+// Element-wise / row ops (F32). All are SIMD-dispatched with scalar references.
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+void softmax_inplace(float* x, int64_t n);
+void silu_mul(const float* gate, const float* up, float* y, int64_t n);  // y = silu(gate) * up
+void add_inplace(float* y, const float* x, int64_t n);
+float dot_f32(const float* a, const float* b, int64_t n);
+void axpy(float a, const float* x, float* y, int64_t n);  // y += a * x
+
+namespace ref {
+void matmul(const WeightRef& w, const float* x, int64_t M, float* y);  // single-threaded scalar
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+void softmax_inplace(float* x, int64_t n);
+void silu_mul(const float* gate, const float* up, float* y, int64_t n);
+void add_inplace(float* y, const float* x, int64_t n);
+float dot_f32(const float* a, const float* b, int64_t n);
+void axpy(float a, const float* x, float* y, int64_t n);
+}  // namespace ref
+
+}  // namespace kvscope::kernels

@@ -1,0 +1,27 @@
+// Writes random-weight GGUF models of any shape (for tests, benchmarks and the default model).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kernels/dtype.h"
+
+namespace kvscope {
+
+struct RandomModelSpec {
+  std::string arch = "llama";  // llama | mistral | qwen2 | qwen3
+  int dim = 256, layers = 4, heads = 8, kv_heads = 4, ffn = 688, vocab = 512, ctx = 512;
+  int head_dim = 0;            // 0: dim / heads
+  kernels::DType type = kernels::DType::F32;  // matrices; norms stay F32
+  uint64_t seed = 1;
+  float rope_theta = 10000.0f;
+  bool tied_output = false;
+  std::string rope_scaling;    // "" | "linear" | "llama3"
+  float rope_scale_factor = 1.0f;
+  void validate() const;       // throws InputError naming the bad field
+};
+
+// Builds a SentencePiece-style vocabulary of `vocab` entries (controls, 256 byte tokens, characters,
+// then merged pieces with descending scores) and random weights; writes GGUF v3 to path.
+void write_random_model(const RandomModelSpec& spec, const std::string& path);
+
+}  // namespace kvscope

@@ -1,0 +1,106 @@
+// Sampling chain, in llama.cpp's order: penalties -> top-k -> top-p -> min-p -> temperature -> draw.
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "util/error.h"
+
+namespace kvscope {
+
+void SamplingParams::validate() const {
+  auto bad = [](const std::string& what) { throw InputError("invalid sampling parameter: " + what); };
+  if (!std::isfinite(temperature) || temperature < 0) bad("temperature must be >= 0");
+  if (!std::isfinite(top_p) || top_p <= 0 || top_p > 1) bad("top_p must be in (0, 1]");
+  if (!std::isfinite(min_p) || min_p < 0 || min_p > 1) bad("min_p must be in [0, 1]");
+  if (top_k < 0) bad("top_k must be >= 0");
+  if (!std::isfinite(repeat_penalty) || repeat_penalty <= 0) bad("repeat_penalty must be > 0");
+  if (!std::isfinite(presence_penalty) || presence_penalty < -2 || presence_penalty > 2) bad("presence_penalty must be in [-2, 2]");
+  if (!std::isfinite(frequency_penalty) || frequency_penalty < -2 || frequency_penalty > 2) bad("frequency_penalty must be in [-2, 2]");
+  if (penalty_last_n < -1) bad("penalty_last_n must be >= -1");
+}
+
+int32_t argmax(const float* logits, int n) {
+  int32_t best = 0;
+  for (int i = 1; i < n; ++i)
+    if (logits[i] > logits[best]) best = i;
+  return best;
+}
+
+Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
+
+int32_t Sampler::sample(const float* logits, int n_vocab, const std::vector<int32_t>& history) {
+  const bool penalize = p_.repeat_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
+  std::unordered_map<int32_t, int> counts;
+  if (penalize) {
+    size_t n = history.size();
+    size_t start = p_.penalty_last_n < 0 ? 0 : n - std::min<size_t>(n, static_cast<size_t>(p_.penalty_last_n));
+    for (size_t i = start; i < n; ++i) counts[history[i]]++;
+  }
+  auto penalized = [&](int32_t id) {
+    float l = logits[id];
+    if (!penalize) return l;
+    auto it = counts.find(id);
+    if (it == counts.end()) return l;
+    l = l > 0 ? l / p_.repeat_penalty : l * p_.repeat_penalty;
+    return l - p_.presence_penalty - p_.frequency_penalty * static_cast<float>(it->second);
+  };
+  if (p_.temperature <= 0.0f) {
+    int32_t best = 0;
+    float bv = penalized(0);
+    for (int i = 1; i < n_vocab; ++i) {
+      float v = penalized(i);
+      if (v > bv) bv = v, best = i;
+    }
+    return best;
+  }
+  cand_.resize(n_vocab);
+  for (int i = 0; i < n_vocab; ++i) cand_[i] = {penalized(i), i};
+  auto desc = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  size_t n = cand_.size();
+  if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < n) {
+    std::partial_sort(cand_.begin(), cand_.begin() + p_.top_k, cand_.end(), desc);
+    n = static_cast<size_t>(p_.top_k);
+  } else {
+    std::sort(cand_.begin(), cand_.end(), desc);
+  }
+  // Softmax over the survivors (before temperature, as llama.cpp's top-p/min-p see it).
+  std::vector<float> prob(n);
+  const float mx = cand_[0].first;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += prob[i] = std::exp(cand_[i].first - mx);
+  for (auto& x : prob) x = static_cast<float>(x / sum);
+  if (p_.top_p < 1.0f) {
+    double cum = 0;
+    size_t keep = n;
+    for (size_t i = 0; i < n; ++i) {
+      cum += prob[i];
+      if (cum >= p_.top_p) {
+        keep = i + 1;
+        break;
+      }
+    }
+    n = keep;
+  }
+  if (p_.min_p > 0.0f) {
+    const float cut = prob[0] * p_.min_p;
+    size_t keep = 1;
+    while (keep < n && prob[keep] >= cut) ++keep;
+    n = keep;
+  }
+  std::vector<double> w(n);
+  const double inv_t = 1.0 / p_.temperature;
+  for (size_t i = 0; i < n; ++i) w[i] = std::exp((cand_[i].first - mx) * inv_t);
+  double total = 0;
+  for (double x : w) total += x;
+  // Our own draw from the 64-bit engine (std distributions differ between standard libraries).
+  double r = static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0) * total;
+  for (size_t i = 0; i < n; ++i) {
+    r -= w[i];
+    if (r < 0) return cand_[i].second;
+  }
+  return cand_[n - 1].second;
+}
+
+}  // namespace kvscope

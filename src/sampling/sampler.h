@@ -1,0 +1,38 @@
+// Token sampling from logits: greedy, temperature, top-k, top-p, min-p, repetition / presence /
+// frequency penalties, seeded RNG (same seed and inputs give the same tokens).
+#pragma once
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kvscope {
+
+struct SamplingParams {
+  float temperature = 0.8f;   // <= 0 means greedy
+  int top_k = 40;             // <= 0 disables
+  float top_p = 0.95f;        // >= 1 disables
+  float min_p = 0.05f;        // <= 0 disables
+  float repeat_penalty = 1.0f;     // llama.cpp style: divide positive logits, multiply negative
+  float presence_penalty = 0.0f;   // OpenAI style
+  float frequency_penalty = 0.0f;
+  int penalty_last_n = 64;         // window for penalties (-1 = whole history)
+  uint64_t seed = 0xC0FFEE;
+  void validate() const;           // throws InputError naming the bad parameter
+};
+
+class Sampler {
+ public:
+  explicit Sampler(SamplingParams p);
+  // history: previously generated/prompt tokens used for penalties.
+  int32_t sample(const float* logits, int n_vocab, const std::vector<int32_t>& history);
+  const SamplingParams& params() const { return p_; }
+
+ private:
+  SamplingParams p_;
+  std::mt19937_64 rng_;
+  std::vector<std::pair<float, int32_t>> cand_;
+};
+
+int32_t argmax(const float* logits, int n);
+
+}  // namespace kvscope

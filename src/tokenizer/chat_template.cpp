@@ -1,0 +1,118 @@
+// Chat prompt formats, rendered the way llama.cpp's built-in templates render them (the BOS at the
+// very start is left to the tokenizer's add_bos).
+#include "tokenizer/chat_template.h"
+
+#include "util/error.h"
+
+namespace kvscope::tok {
+namespace {
+
+bool has(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+}  // namespace
+
+ChatFormat detect_chat_format(const std::string& t) {
+  if (has(t, "<|im_start|>")) return ChatFormat::ChatML;
+  if (has(t, "<|start_header_id|>") && has(t, "<|end_header_id|>")) return ChatFormat::Llama3;
+  if (t.rfind("mistral", 0) == 0 || has(t, "[INST]")) {
+    if (has(t, "<<SYS>>")) return ChatFormat::Llama2;
+    if (has(t, "[AVAILABLE_TOOLS]") || has(t, "system_message") || t.rfind("mistral", 0) == 0)
+      return ChatFormat::Mistral;
+    // Llama 2 templates without a system block and plain Mistral v0.1 both render [INST] ... [/INST].
+    return has(t, "bos_token + '[INST]") ? ChatFormat::Llama2 : ChatFormat::Mistral;
+  }
+  if (has(t, "<|user|>") && !has(t, "<|end|>") && (has(t, "<|assistant|>") || has(t, "<|endoftext|>")))
+    return ChatFormat::Zephyr;
+  throw InputError("unknown chat template: " + t.substr(0, 60));
+}
+
+ChatFormat chat_format_from_name(const std::string& name) {
+  if (name == "llama2") return ChatFormat::Llama2;
+  if (name == "llama3") return ChatFormat::Llama3;
+  if (name == "chatml") return ChatFormat::ChatML;
+  if (name == "mistral") return ChatFormat::Mistral;
+  if (name == "zephyr") return ChatFormat::Zephyr;
+  throw InputError("unknown chat format '" + name + "' (known: llama2, llama3, chatml, mistral, zephyr)");
+}
+
+const char* chat_format_name(ChatFormat f) {
+  switch (f) {
+    case ChatFormat::Llama2: return "llama2";
+    case ChatFormat::Llama3: return "llama3";
+    case ChatFormat::ChatML: return "chatml";
+    case ChatFormat::Mistral: return "mistral";
+    case ChatFormat::Zephyr: return "zephyr";
+  }
+  return "?";
+}
+
+std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
+                                const std::string& bos_text, const std::string& eos_text) {
+  for (const auto& m : msgs)
+    if (m.role != "system" && m.role != "user" && m.role != "assistant")
+      throw InputError("unknown chat role '" + m.role + "' (expected system, user or assistant)");
+  const std::string eos = eos_text.empty() ? "</s>" : eos_text;
+  std::string out;
+  switch (f) {
+    case ChatFormat::ChatML:
+      for (const auto& m : msgs) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+      if (add_generation_prompt) out += "<|im_start|>assistant\n";
+      break;
+    case ChatFormat::Llama3:
+      for (const auto& m : msgs)
+        out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + trim(m.content) + "<|eot_id|>";
+      if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+      break;
+    case ChatFormat::Llama2: {
+      // [INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST]{assistant}</s><s>[INST] {user} [/INST]
+      bool inside = true;
+      out += "[INST] ";
+      for (const auto& m : msgs) {
+        if (!inside) {
+          inside = true;
+          out += bos_text + "[INST] ";
+        }
+        if (m.role == "system") out += "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
+        else if (m.role == "user") out += m.content + " [/INST]";
+        else {
+          out += m.content + eos;
+          inside = false;
+        }
+      }
+      break;
+    }
+    case ChatFormat::Mistral: {
+      // v3 style: [INST] {system}\n\n{user}[/INST] {assistant}</s>
+      bool inside = false;
+      for (const auto& m : msgs) {
+        if (!inside) {
+          out += "[INST] ";
+          inside = true;
+        }
+        if (m.role == "system") out += m.content + "\n\n";
+        else if (m.role == "user") out += m.content + "[/INST]";
+        else {
+          out += ' ';
+          out += trim(m.content);
+          out += eos;
+          inside = false;
+        }
+      }
+      break;
+    }
+    case ChatFormat::Zephyr:
+      for (const auto& m : msgs) out += "<|" + m.role + "|>\n" + m.content + eos + "\n";
+      if (add_generation_prompt) out += "<|assistant|>\n";
+      break;
+  }
+  return out;
+}
+
+}  // namespace kvscope::tok

@@ -1,0 +1,26 @@
+// Chat templates for the common model families, recognised from tokenizer.chat_template (or named).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kvscope::tok {
+
+struct ChatMessage {
+  std::string role;  // system | user | assistant
+  std::string content;
+};
+
+enum class ChatFormat { Llama2, Llama3, ChatML, Mistral, Zephyr };
+
+// Identifies the family from a Jinja template's text; throws InputError("unknown chat template: ...")
+// quoting the start of the template when no family matches.
+ChatFormat detect_chat_format(const std::string& jinja_template);
+ChatFormat chat_format_from_name(const std::string& name);  // "llama2","llama3","chatml","mistral","zephyr"
+const char* chat_format_name(ChatFormat f);
+
+// Renders messages to a prompt string (special tokens as text, to be encoded with parse_special).
+// add_generation_prompt appends the assistant header.
+std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
+                                const std::string& bos_text, const std::string& eos_text);
+
+}  // namespace kvscope::tok

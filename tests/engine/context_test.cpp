@@ -1,0 +1,112 @@
+#include "engine/context.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/random_model.h"
+#include "test_util.h"
+#include "util/error.h"
+
+using namespace kvscope;
+
+namespace {
+
+std::string tiny_model(kernels::DType t = kernels::DType::F32, const std::string& arch = "llama") {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.dim = 128;
+  s.layers = 2;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.ffn = 256;
+  s.vocab = 400;
+  s.ctx = 128;
+  s.type = t;
+  s.seed = 11;
+  auto p = (test::temp_dir() / ("ctx_" + arch + "_" + kernels::dtype_name(t) + ".gguf")).string();
+  write_random_model(s, p);
+  return p;
+}
+
+float max_abs_diff(const float* a, const float* b, size_t n) {
+  float m = 0;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+}  // namespace
+
+TEST(Context, ChunkedPrefillEqualsOneShotAndTokenByToken) {
+  auto model = Model::load(tiny_model());
+  std::vector<int32_t> toks;
+  for (int i = 0; i < 37; ++i) toks.push_back((i * 13 + 5) % 400);
+  Context one(*model, {128, 2, 512});
+  std::vector<float> a = one.eval(toks);
+  Context chunked(*model, {128, 2, 8});
+  std::vector<float> b = chunked.eval(toks);
+  Context step(*model, {128, 1, 1});
+  std::vector<float> c;
+  for (auto t : toks) c = step.eval({t});
+  EXPECT_LT(max_abs_diff(a.data(), b.data(), a.size()), 1e-3f);
+  EXPECT_LT(max_abs_diff(a.data(), c.data(), a.size()), 1e-3f);
+  EXPECT_EQ(argmax(a.data(), 400), argmax(c.data(), 400));
+}
+
+TEST(Context, AllLogitsRowsMatchIncrementalEvaluation) {
+  auto model = Model::load(tiny_model(kernels::DType::Q8_0));
+  std::vector<int32_t> toks = {1, 50, 60, 70, 80};
+  Context a(*model, {64, 2, 512});
+  std::vector<float> all = a.eval(toks, true);
+  ASSERT_EQ(all.size(), toks.size() * 400);
+  Context b(*model, {64, 2, 512});
+  for (size_t i = 0; i < toks.size(); ++i) {
+    const auto& l = b.eval({toks[i]});
+    EXPECT_EQ(argmax(l.data(), 400), argmax(all.data() + i * 400, 400));
+  }
+}
+
+TEST(Context, TruncateThenContinueEqualsRecompute) {
+  auto model = Model::load(tiny_model(kernels::DType::F32, "qwen2"));
+  Context ctx(*model, {64, 2, 512});
+  ctx.eval({1, 10, 20, 30, 40});
+  ctx.truncate(3);
+  std::vector<float> a = ctx.eval({99, 98});
+  Context fresh(*model, {64, 2, 512});
+  std::vector<float> b = fresh.eval({1, 10, 20, 99, 98});
+  EXPECT_LT(max_abs_diff(a.data(), b.data(), a.size()), 1e-3f);
+}
+
+TEST(Context, OverlongPromptAndBadTokensAreClearErrors) {
+  auto model = Model::load(tiny_model());
+  Context ctx(*model, {16, 1, 512});
+  std::vector<int32_t> big(17, 5);
+  try {
+    ctx.eval(big);
+    FAIL();
+  } catch (const LimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceed the context of 16"), std::string::npos);
+  }
+  EXPECT_THROW(ctx.eval({400}), InputError);
+  EXPECT_THROW(ctx.eval({-1}), InputError);
+  EXPECT_THROW(ctx.eval({}), InputError);
+  EXPECT_EQ(ctx.n_past(), 0);  // nothing was consumed by the failed calls
+}
+
+TEST(Generate, SeededSamplingIsReproducibleAndGreedyIsDeterministic) {
+  auto model = Model::load(tiny_model());
+  Context ctx(*model, {128, 2, 512});
+  SamplingParams sp;
+  sp.temperature = 0.9f;
+  sp.seed = 5;
+  auto r1 = generate(ctx, {1, 40, 41}, sp, 20);
+  auto r2 = generate(ctx, {1, 40, 41}, sp, 20);
+  EXPECT_EQ(r1.tokens, r2.tokens);
+  SamplingParams g;
+  g.temperature = 0;
+  auto g1 = generate(ctx, {1, 40, 41}, g, 20);
+  auto g2 = generate(ctx, {1, 40, 41}, g, 20);
+  EXPECT_EQ(g1.tokens, g2.tokens);
+  EXPECT_TRUE(tok::is_valid_utf8(g1.text));
+  EXPECT_TRUE(g1.stop_reason == "eos" || g1.tokens.size() == 20u) << g1.stop_reason;
+}

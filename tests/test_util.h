@@ -1,0 +1,46 @@
+// Shared helpers for tests: temp files, the oracle location, running the CLI.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace kvscope::test {
+
+inline std::filesystem::path temp_dir() {
+  static std::filesystem::path dir = [] {
+    auto base = std::filesystem::temp_directory_path() / ("kvscope-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(base);
+    return base;
+  }();
+  return dir;
+}
+
+inline std::string oracle_dir() {
+  if (const char* e = std::getenv("KVSCOPE_ORACLE_DIR")) return e;
+  return std::string(KVSCOPE_SOURCE_DIR) + "/build/oracle";
+}
+
+inline std::string shared_model(const std::string& name) { return std::string(KVSCOPE_SOURCE_DIR) + "/../shared/models/" + name; }
+
+// Runs a shell command, returns its stdout; exit status in *status.
+inline std::string run_capture(const std::string& cmd, int* status = nullptr) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = ::pclose(p);
+  if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+inline std::string kvscope_bin() {
+  if (const char* e = std::getenv("KVSCOPE_BIN")) return e;
+  return "kvscope";
+}
+
+}  // namespace kvscope::test

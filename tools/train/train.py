@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""Train kvscope-reasoner on tinygsm (CPU, one thread, fixed seed) and export it to GGUF.
+
+Data comes from the C++ generator: `kvscope tinygsm --split S --n N --seed X --jsonl` (give the
+binary with --kvscope, or pre-generated JSON lines in --data-dir). Each training problem is shown
+in one answer style (slow 45%, mixed 30%, fast 25%); the loss is on the answer tokens only.
+
+  nice -n 19 /usr/bin/python3 tools/train/train.py --kvscope build/kvscope   # the release run
+  /usr/bin/python3 tools/train/train.py --smoke --kvscope build/kvscope       # CI: tiny, < 1 min
+"""
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from model import Config, Llama, greedy_generate  # noqa: E402
+from tokenizer import BOS, EOS, Tokenizer, train_vocab  # noqa: E402
+
+MODES = ("fast", "mixed", "slow")
+
+
+def log(f, msg):
+    line = time.strftime("%H:%M:%S ") + msg
+    print(line, flush=True)
+    if f:
+        f.write(line + "\n")
+        f.flush()
+
+
+def load_split(args, split, n, seed):
+    """Items of a split from --data-dir/<split>.jsonl when it holds enough, else from kvscope."""
+    path = os.path.join(args.data_dir, f"{split}.jsonl")
+    meta = path + ".meta"
+    want = f"{n} {seed}"
+    if not (os.path.exists(path) and os.path.exists(meta) and open(meta).read().strip() == want):
+        if not args.kvscope:
+            sys.exit(f"no {path} for n={n} seed={seed}; give --kvscope BIN to generate it")
+        os.makedirs(args.data_dir, exist_ok=True)
+        subprocess.run([args.kvscope, "tinygsm", "--split", split, "--n", str(n), "--seed", str(seed), "--jsonl",
+                        "-o", path], check=True)
+        with open(meta, "w") as f:
+            f.write(want + "\n")
+    items = []
+    with open(path) as f:
+        for line in f:
+            items.append(json.loads(line))
+            if len(items) >= n:
+                break
+    return items
+
+
+def mode_of(i):
+    r = (i * 2654435761 + 12345) % 100
+    return "slow" if r < 45 else ("mixed" if r < 75 else "fast")
+
+
+def encode_example(tok, item, mode):
+    p = tok.encode(item["prompt"][mode], add_prefix=True, bos=True)
+    t = tok.encode(item["target"][mode], add_prefix=False) + [EOS]
+    return p, t
+
+
+def make_batches(examples, batch_tokens, rng):
+    """Length-bucketed batches: shuffle, sort windows by length, cut to the token budget."""
+    order = list(range(len(examples)))
+    rng.shuffle(order)
+    batches = []
+    win = 2000
+    for w in range(0, len(order), win):
+        chunk = sorted(order[w:w + win], key=lambda i: len(examples[i][0]) + len(examples[i][1]))
+        cur, cur_max = [], 0
+        for i in chunk:
+            L = len(examples[i][0]) + len(examples[i][1]) - 1
+            if cur and max(cur_max, L) * (len(cur) + 1) > batch_tokens:
+                batches.append(cur)
+                cur, cur_max = [], 0
+            cur.append(i)
+            cur_max = max(cur_max, L)
+        if cur:
+            batches.append(cur)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(examples, idxs):
+    seqs = [examples[i][0] + examples[i][1] for i in idxs]
+    T = max(len(s) for s in seqs) - 1
+    x = torch.zeros(len(seqs), T, dtype=torch.long)
+    y = torch.full((len(seqs), T), -100, dtype=torch.long)
+    for b, i in enumerate(idxs):
+        p, t = examples[i]
+        s = p + t
+        x[b, :len(s) - 1] = torch.tensor(s[:-1])
+        y[b, len(p) - 1:len(s) - 1] = torch.tensor(t)  # predict the target tokens only
+    return x, y
+
+
+def evaluate(model, tok, items, modes=MODES, max_new=200, batch=64):
+    """Greedy accuracy per mode on the given items; also mean generated tokens."""
+    res = {}
+    for mode in modes:
+        correct, ntok = 0, 0
+        for s in range(0, len(items), batch):
+            chunk = items[s:s + batch]
+            prompts = [tok.encode(it["prompt"][mode], add_prefix=True, bos=True) for it in chunk]
+            outs = greedy_generate(model, prompts, EOS, max_new)
+            for it, o in zip(chunk, outs):
+                ntok += len(o) + 1
+                correct += parse_answer(tok.decode(o)) == it["answer"]
+        res[mode] = (correct / max(1, len(items)), ntok / max(1, len(items)))
+    return res
+
+
+def parse_answer(text):
+    """Same rule as tinygsm::parse_answer: integer after the last 'Answer:'."""
+    k = text.rfind("Answer:")
+    if k < 0:
+        return None
+    s = text[k + 7:].lstrip(" ")
+    neg = s.startswith("-")
+    if neg:
+        s = s[1:]
+    d = ""
+    for c in s:
+        if c.isdigit() and len(d) < 10:
+            d += c
+        else:
+            break
+    if not d or len(d) >= 10:
+        return None
+    return -int(d) if neg else int(d)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kvscope", default="", help="kvscope binary used to generate the data")
+    ap.add_argument("--data-dir", default=os.path.join(HERE, "out", "data"))
+    ap.add_argument("--out", default=os.path.join(HERE, "out", "run"))
+    ap.add_argument("--gguf", default="", help="export path (default OUT/kvscope-reasoner.gguf)")
+    ap.add_argument("--n-train", type=int, default=200000)
+    ap.add_argument("--train-seed", type=int, default=1)
+    ap.add_argument("--vocab-items", type=int, default=6000)
+    ap.add_argument("--merges", type=int, default=1000)
+    ap.add_argument("--dim", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--kv-heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=688)
+    ap.add_argument("--ctx", type=int, default=512)
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--min-lr-frac", type=float, default=0.05)
+    ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--wd", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--eval-every", type=int, default=500)
+    ap.add_argument("--eval-n", type=int, default=48)
+    ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--bench", type=int, default=0, help="time this many steps and exit")
+    ap.add_argument("--smoke", action="store_true", help="tiny config, a few steps, export (CI)")
+    args = ap.parse_args()
+    if args.smoke:
+        args.n_train, args.vocab_items, args.merges = 400, 300, 200
+        args.dim, args.layers, args.heads, args.kv_heads, args.ffn = 32, 2, 4, 2, 64
+        args.steps, args.batch_tokens, args.warmup, args.eval_every, args.eval_n, args.log_every = 8, 1024, 2, 8, 4, 2
+        if args.out == ap.get_default("out"):
+            args.out = os.path.join(HERE, "out", "smoke")
+        if args.data_dir == ap.get_default("data_dir"):
+            args.data_dir = os.path.join(HERE, "out", "smoke_data")
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    os.makedirs(args.out, exist_ok=True)
+    lf = open(os.path.join(args.out, "train.log"), "a")
+    log(lf, "args " + json.dumps(vars(args)))
+    t0 = time.time()
+
+    train_items = load_split(args, "train", args.n_train, args.train_seed)
+    val_items = load_split(args, "validation", max(args.eval_n, 200), 2024)
+    log(lf, f"data: {len(train_items)} train, {len(val_items)} validation ({time.time() - t0:.0f}s)")
+
+    texts = []
+    for it in train_items[:args.vocab_items]:
+        for m in MODES:
+            texts.append((it["prompt"][m], True))
+            texts.append((it["target"][m], False))
+    tok = Tokenizer(*train_vocab(texts, args.merges))
+    tok.save(os.path.join(args.out, "vocab.json"))
+    log(lf, f"vocab: {len(tok)} tokens ({time.time() - t0:.0f}s)")
+
+    examples = [encode_example(tok, it, mode_of(i)) for i, it in enumerate(train_items)]
+    ntok = sum(len(p) + len(t) for p, t in examples)
+    log(lf, f"tokenized {len(examples)} examples, {ntok} tokens, mean {ntok / len(examples):.1f} "
+        f"({time.time() - t0:.0f}s)")
+
+    cfg = Config(vocab=len(tok), dim=args.dim, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads,
+                 ffn=args.ffn, ctx=args.ctx)
+    model = Llama(cfg)
+    nparam = sum(p.numel() for p in model.parameters())
+    log(lf, f"model {json.dumps(cfg.to_dict())} params {nparam}")
+
+    decay = [p for n, p in model.named_parameters() if p.dim() == 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.wd}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
+
+    def lr_at(step):
+        if step < args.warmup:
+            return args.lr * (step + 1) / args.warmup
+        p = (step - args.warmup) / max(1, args.steps - args.warmup)
+        return args.lr * (args.min_lr_frac + (1 - args.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
+
+    batches, bi, epoch = make_batches(examples, args.batch_tokens, rng), 0, 0
+    t_train = time.time()
+    seen_tok, loss_acc, loss_n = 0, 0.0, 0
+    steps = args.bench if args.bench else args.steps
+    for step in range(steps):
+        if bi >= len(batches):
+            epoch += 1
+            batches, bi = make_batches(examples, args.batch_tokens, rng), 0
+            log(lf, f"epoch {epoch}")
+        x, y = collate(examples, batches[bi])
+        bi += 1
+        model.train()
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.view(-1, cfg.vocab), y.view(-1), ignore_index=-100)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        seen_tok += x.numel()
+        loss_acc += float(loss)
+        loss_n += 1
+        if (step + 1) % args.log_every == 0 or step + 1 == steps:
+            el = time.time() - t_train
+            log(lf, f"step {step + 1}/{steps} loss {loss_acc / loss_n:.4f} lr {lr_at(step):.2e} "
+                f"tok/s {seen_tok / el:.0f} elapsed {el / 60:.1f}m")
+            loss_acc, loss_n = 0.0, 0
+        if not args.bench and ((step + 1) % args.eval_every == 0 or step + 1 == steps):
+            te = time.time()
+            r = evaluate(model, tok, val_items[:args.eval_n])
+            log(lf, "eval step %d validation n=%d: " % (step + 1, args.eval_n) +
+                " ".join(f"{m} {a * 100:.1f}% ({t:.0f} tok)" for m, (a, t) in r.items()) +
+                f" [{time.time() - te:.0f}s]")
+            torch.save({"config": cfg.to_dict(), "model": model.state_dict(), "step": step + 1},
+                       os.path.join(args.out, "ckpt.pt"))
+    if args.bench:
+        return
+    log(lf, f"training done in {(time.time() - t_train) / 60:.1f} min (total {(time.time() - t0) / 60:.1f} min)")
+    from export_gguf import export
+    gguf = args.gguf or os.path.join(args.out, "kvscope-reasoner.gguf")
+    export(model, cfg, tok, gguf)
+    log(lf, f"exported {gguf} ({os.path.getsize(gguf)} bytes)")
+
+
+if __name__ == "__main__":
+    main()
