@@ -215,8 +215,9 @@ struct QArgs {
   size_t ws;
   const int8_t* xq;
   int64_t ldq;
-  const float* xd;
-  const int32_t* xs;
+  const float* dx16;    // [RM][npair][16]: activation scales, d0 x8 | d1 x8 per block pair
+  const int32_t* c16;   // [RM][npair][16]: -bias * sum(q) in lanes 0 and 8
+  int64_t npair;
   int64_t nb;
   float* y;
   int64_t ldy;
@@ -225,12 +226,10 @@ struct QArgs {
 template <bool Q4, int RN, int RM>
 void tile_q(const QArgs& a) {
   constexpr size_t BB = Q4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  constexpr int kBias = Q4 ? 8 : 128;
   __m512 acc[RM][RN];
   for (int j = 0; j < RM; ++j)
     for (int i = 0; i < RN; ++i) acc[j][i] = _mm512_setzero_ps();
-  const __m512i bidx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  for (int64_t b = 0; b < a.nb; b += 2) {
+  for (int64_t b = 0, p = 0; b < a.nb; b += 2, ++p) {
     const bool two = b + 1 < a.nb;
     __m512i wv[RN];
     __m512 dw[RN];
@@ -239,14 +238,11 @@ void tile_q(const QArgs& a) {
       wv[i] = load_w_pair<Q4>(blk, two);
       dw[i] = scale_pair(h2f(blk), two ? h2f(blk + BB) : 0.0f);
     }
-    const __mmask16 m2 = two ? 0x3 : 0x1;
     const __mmask64 mq = two ? ~__mmask64{0} : __mmask64{0xffffffffu};
     for (int j = 0; j < RM; ++j) {
       const __m512i xv = _mm512_maskz_loadu_epi8(mq, a.xq + j * a.ldq + b * 32);
-      const __m512 dx = _mm512_permutexvar_ps(bidx, _mm512_maskz_loadu_ps(m2, a.xd + j * a.nb + b));
-      // -bias*sum in lane 0 of each block half.
-      const __m512i s = _mm512_maskz_permutexvar_epi32(0x0101, bidx, _mm512_maskz_loadu_epi32(m2, a.xs + j * a.nb + b));
-      const __m512i c0 = _mm512_mullo_epi32(s, _mm512_set1_epi32(-kBias));
+      const __m512 dx = _mm512_loadu_ps(a.dx16 + (j * a.npair + p) * 16);
+      const __m512i c0 = _mm512_loadu_si512(a.c16 + (j * a.npair + p) * 16);
       for (int i = 0; i < RN; ++i) {
         const __m512i t = _mm512_dpbusd_epi32(c0, wv[i], xv);
         acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_mul_ps(dw[i], dx), acc[j][i]);
@@ -278,16 +274,35 @@ void disp_q(int rn, int rm, const QArgs& a) {
 
 template <bool Q4>
 void rows_q(const MatArgs& m, int64_t n0, int64_t n1) {
-  QArgs a{nullptr, m.wstride, nullptr, m.x.ldq, nullptr, nullptr, m.x.nb, nullptr, m.ldy};
   constexpr int RN = 4, RM = 4;
+  constexpr int kBias = Q4 ? 8 : 128;
+  const int64_t npair = (m.x.nb + 1) / 2;
+  auto* dx16 = static_cast<float*>(scratch(5, static_cast<size_t>(RM * npair * 16) * sizeof(float)));
+  auto* c16 = static_cast<int32_t*>(scratch(6, static_cast<size_t>(RM * npair * 16) * sizeof(int32_t)));
+  QArgs a{nullptr, m.wstride, nullptr, m.x.ldq, dx16, c16, npair, m.x.nb, nullptr, m.ldy};
   const int64_t NB = std::max<int64_t>(RN, (192 * 1024 / static_cast<int64_t>(std::max<size_t>(1, m.wstride))) / RN * RN);
   for (int64_t nb = n0; nb < n1; nb += NB) {
     const int64_t ne = std::min(n1, nb + NB);
     for (int64_t j = 0; j < m.M; j += RM) {
       const int rm = static_cast<int>(std::min<int64_t>(RM, m.M - j));
+      for (int r = 0; r < rm; ++r) {
+        const float* d = m.x.d + (j + r) * m.x.nb;
+        const int32_t* s = m.x.s + (j + r) * m.x.nb;
+        for (int64_t p = 0; p < npair; ++p) {
+          const int64_t b = 2 * p;
+          const bool two = b + 1 < m.x.nb;
+          float* o = dx16 + (r * npair + p) * 16;
+          int32_t* c = c16 + (r * npair + p) * 16;
+          for (int l = 0; l < 8; ++l) {
+            o[l] = d[b];
+            o[8 + l] = two ? d[b + 1] : 0.0f;
+            c[l] = c[8 + l] = 0;
+          }
+          c[0] = -kBias * s[b];
+          c[8] = two ? -kBias * s[b + 1] : 0;
+        }
+      }
       a.xq = m.x.q + j * m.x.ldq;
-      a.xd = m.x.d + j * m.x.nb;
-      a.xs = m.x.s + j * m.x.nb;
       for (int64_t n = nb; n < ne; n += RN) {
         const int rn = static_cast<int>(std::min<int64_t>(RN, ne - n));
         a.w = m.w + n * m.wstride;

@@ -12,6 +12,7 @@
 //    quantized activations (|x_q| <= |x| + d_x/2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -76,26 +77,29 @@ void check(DType t, int64_t M, int64_t N, int64_t K, int nthreads, size_t offset
   std::vector<float> yref(static_cast<size_t>(M * N), -1.0f);
   ref::matmul(w, x.data(), M, yref.data());
 
-  // S[m][n] bound for the tolerance.
+  // S[m][n] bound for the tolerance: sum_k |w_k| * bound(|x_k| after conversion).
+  const bool q8act = activation_type(t) == DType::Q8_0;
+  std::vector<double> xa(static_cast<size_t>(M * K));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k0 = 0; k0 < K; k0 += 32) {
+      const int64_t k1 = std::min(K, k0 + 32);
+      float amax = 0.0f;
+      for (int64_t k = k0; k < k1; ++k) amax = std::max(amax, std::fabs(x[m * K + k]));
+      for (int64_t k = k0; k < k1; ++k) {
+        double v = std::fabs(x[m * K + k]);
+        if (q8act) v += amax / 127.0 * 0.51;
+        if (t == DType::F16 || t == DType::BF16) v *= 1.01;
+        xa[m * K + k] = v;
+      }
+    }
   std::vector<float> wd(static_cast<size_t>(K));
   std::vector<double> S(static_cast<size_t>(M * N));
-  const bool q8act = activation_type(t) == DType::Q8_0;
   for (int64_t n = 0; n < N; ++n) {
-    dequantize_row(t, w.data ? static_cast<const uint8_t*>(w.data) + row_bytes(t, K) * n : nullptr, wd.data(), K);
+    dequantize_row(t, static_cast<const uint8_t*>(w.data) + row_bytes(t, K) * n, wd.data(), K);
     for (int64_t m = 0; m < M; ++m) {
-      double s = 0.0;
-      for (int64_t k = 0; k < K; ++k) {
-        double xa = std::fabs(x[m * K + k]);
-        if (q8act) {
-          float amax = 0.0f;
-          for (int64_t j = k / 32 * 32; j < k / 32 * 32 + 32; ++j) amax = std::max(amax, std::fabs(x[m * K + j]));
-          xa += amax / 127.0 * 0.51;
-        } else if (t == DType::F16 || t == DType::BF16) {
-          xa *= 1.01;
-        }
-        s += std::fabs(wd[k]) * xa;
-      }
-      S[m * N + n] = s;
+      double acc = 0.0;
+      for (int64_t k = 0; k < K; ++k) acc += std::fabs(wd[k]) * xa[m * K + k];
+      S[m * N + n] = acc;
     }
   }
   const double T = q8act ? static_cast<double>(K / 4 + 2) : static_cast<double>(K + 2);
