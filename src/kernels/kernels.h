@@ -33,6 +33,10 @@ DType activation_type(DType weight_type);
 // that reuses each loaded weight tile across many activation rows). Parallel over the pool.
 void matmul(const WeightRef& w, const float* x, int64_t M, float* y, ThreadPool& pool);
 
+// Several matrices applied to the same activations (Q/K/V, gate/up): for decode (M == 1) they run
+// in one pass of the pool with one activation conversion; otherwise one matmul each. At most 8.
+void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float* x, int64_t M, ThreadPool& pool);
+
 // Element-wise / row ops (F32). All are SIMD-dispatched with scalar references.
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax_inplace(float* x, int64_t n);

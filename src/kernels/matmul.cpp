@@ -176,6 +176,32 @@ void matmul(const WeightRef& w, const float* x, int64_t M, float* y, ThreadPool&
   });
 }
 
+void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float* x, int64_t M, ThreadPool& pool) {
+  bool same = n_mats > 0;
+  for (int i = 1; i < n_mats; ++i) same &= ws[i].type == ws[0].type && ws[i].cols == ws[0].cols;
+  if (!same || M != 1 || pool.size() == 1) {
+    for (int i = 0; i < n_mats; ++i) matmul(ws[i], x, M, ys[i], pool);
+    return;
+  }
+  // Decode: one activation conversion and one wake-up of the pool for all matrices; each thread
+  // takes its share of every matrix's rows.
+  const Isa isa = active_isa();
+  detail::MatArgs a[8];
+  if (n_mats > 8) throw std::invalid_argument("matmul_multi: at most 8 matrices");
+  for (int i = 0; i < n_mats; ++i) a[i] = detail::make_args(ws[i], M, ys[i]);
+  detail::prepare(a[0], x, detail::conv_for(isa), &pool);
+  for (int i = 1; i < n_mats; ++i) a[i].x = a[0].x;
+  const detail::RowsFn fn = detail::rows_for(isa);
+  pool.run([&](int ith, int nt) {
+    for (int i = 0; i < n_mats; ++i) {
+      const int64_t N = ws[i].rows, units = (N + 15) / 16;
+      const int64_t b = std::min(N, units * ith / nt * 16);
+      const int64_t e = std::min(N, units * (ith + 1) / nt * 16);
+      if (b < e) fn(a[i], b, e);
+    }
+  });
+}
+
 namespace ref {
 void matmul(const WeightRef& w, const float* x, int64_t M, float* y) {
   detail::MatArgs a = detail::make_args(w, M, y);
