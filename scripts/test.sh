@@ -23,7 +23,7 @@ CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE
   -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target fuzz_gguf
 mkdir -p build/fuzz/corpus
-cp ../shared/models/stories260K.gguf build/fuzz/corpus/ 2>/dev/null || true
+cp "${KVSCOPE_SHARED_DIR:-../shared}"/models/stories260K.gguf build/fuzz/corpus/ 2>/dev/null || true
 build/release/kvscope gen-model --dim 64 --layers 1 --heads 2 --kv-heads 1 --ffn 64 --vocab 300 --ctx 64 \
   -o build/fuzz/corpus/tiny.gguf 2>/dev/null
 build/fuzz/fuzz_gguf -max_total_time=60 -max_len=65536 -rss_limit_mb=2048 build/fuzz/corpus

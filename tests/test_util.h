@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kvscope::test {
 
@@ -23,7 +24,16 @@ inline std::string oracle_dir() {
   return std::string(KVSCOPE_SOURCE_DIR) + "/build/oracle";
 }
 
-inline std::string shared_model(const std::string& name) { return std::string(KVSCOPE_SOURCE_DIR) + "/../shared/models/" + name; }
+// The project's shared folder (real models) sits beside the checkout; KVSCOPE_SHARED_DIR overrides.
+inline std::string shared_model(const std::string& name) {
+  std::vector<std::string> dirs;
+  if (const char* e = std::getenv("KVSCOPE_SHARED_DIR")) dirs.push_back(e);
+  dirs.push_back(std::string(KVSCOPE_SOURCE_DIR) + "/../shared");
+  dirs.push_back("/work/shared");
+  for (const auto& d : dirs)
+    if (std::filesystem::exists(d + "/models/" + name)) return d + "/models/" + name;
+  return dirs.front() + "/models/" + name;
+}
 
 // Runs a shell command, returns its stdout; exit status in *status.
 inline std::string run_capture(const std::string& cmd, int* status = nullptr) {

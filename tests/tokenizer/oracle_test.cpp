@@ -92,7 +92,7 @@ void compare(const std::string& model, const std::vector<std::string>& ts, bool 
 class Oracle : public ::testing::TestWithParam<std::string> {};
 
 std::string model_path(const std::string& name) {
-  if (name == "stories260K") return "/work/shared/models/stories260K.gguf";
+  if (name == "stories260K") return kvscope::test::shared_model("stories260K.gguf");
   return oracle_dir() + "/llama.cpp/models/ggml-vocab-" + name + ".gguf";
 }
 

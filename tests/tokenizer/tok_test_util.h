@@ -11,14 +11,12 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvscope::tok::testing {
 
-inline std::string oracle_dir() {
-  if (const char* e = std::getenv("KVSCOPE_ORACLE_DIR"); e && *e) return e;
-  return std::string(KVSCOPE_SOURCE_DIR) + "/build/oracle";
-}
+using kvscope::test::oracle_dir;
 
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

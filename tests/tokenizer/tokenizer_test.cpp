@@ -11,7 +11,7 @@ namespace kvscope::tok::testing {
 namespace {
 
 std::unique_ptr<Tokenizer> load(const std::string& name) {
-  const std::string path = name == "stories260K" ? "/work/shared/models/stories260K.gguf"
+  const std::string path = name == "stories260K" ? kvscope::test::shared_model("stories260K.gguf")
                                                  : oracle_dir() + "/llama.cpp/models/ggml-vocab-" + name + ".gguf";
   if (!std::filesystem::exists(path)) {
     ADD_FAILURE() << missing_oracle_msg(path);
