@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kvscope::cli::add_logits_command(app);
   kvscope::cli::add_tokenize_command(app);
   kvscope::cli::add_gen_model_command(app);
+  kvscope::cli::add_bench_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

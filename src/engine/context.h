@@ -1,11 +1,13 @@
-// An inference context: one sequence's KV cache plus the forward pass over a Model.
+// An inference context: one sequence's paged KV cache plus the (batched) forward pass over a Model,
+// run with a single sequence.
 #pragma once
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "kvcache/kv_cache.h"
+#include "kvcache/block_table.h"
+#include "kvcache/paged_kv_cache.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 
@@ -15,7 +17,10 @@ struct ContextParams {
   int n_ctx = 0;        // 0: the model's training context
   int n_threads = 0;    // 0: hardware concurrency
   int n_batch = 512;    // prompt tokens per forward pass (chunked prefill)
+  kernels::DType kv_type = kernels::DType::F32;  // F32 or F16 K/V
 };
+
+class BatchedForward;
 
 class Context {
  public:
@@ -25,7 +30,7 @@ class Context {
   const Model& model() const { return model_; }
   int n_ctx() const { return n_ctx_; }
   int n_past() const { return n_past_; }
-  void reset() { n_past_ = 0; }
+  void reset() { truncate(0); }
   // Drop cached positions >= n (keeps a prefix, e.g. a shared system prompt).
   void truncate(int n);
 
@@ -38,16 +43,17 @@ class Context {
 
  private:
   void forward_chunk(const int32_t* tokens, int n, bool all_logits, float* logits_out);
+  void release_kv();
 
   const Model& model_;
   int n_ctx_ = 0;
   int n_batch_ = 512;
   int n_past_ = 0;
   std::unique_ptr<kernels::ThreadPool> pool_;
-  std::unique_ptr<KVCache> kv_;
+  std::unique_ptr<PagedKVCache> kv_;  // sized for n_ctx; blocks are taken as positions fill
+  BlockTable table_;
+  std::unique_ptr<BatchedForward> fwd_;
   std::vector<float> logits_;
-  struct Scratch;
-  std::unique_ptr<Scratch> s_;
 };
 
 struct GenerateResult {

@@ -95,6 +95,14 @@ std::optional<BlockHash> BlockPool::hash_of(BlockId id) const {
   return blocks_[id].hash;
 }
 
+void BlockPool::forget_hash(BlockId id) {
+  check(id);
+  Block& b = blocks_[id];
+  if (!b.hash) return;
+  cached_.erase(*b.hash);
+  b.hash.reset();
+}
+
 std::optional<BlockId> BlockPool::lookup(BlockHash h) {
   ++queries_;
   auto it = cached_.find(h);

@@ -41,6 +41,8 @@ class BlockPool {
   // Registers a full block's content hash so later prompts can find it.
   void set_hash(BlockId id, BlockHash h);
   std::optional<BlockHash> hash_of(BlockId id) const;
+  // Drops a block's hash (its content is about to change, e.g. after a truncation).
+  void forget_hash(BlockId id);
   // Looks up a cached block by hash; on a hit the block gets a reference (leaving the free queue if
   // it was there). Counts queries and hits.
   std::optional<BlockId> lookup(BlockHash h);

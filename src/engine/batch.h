@@ -1,0 +1,50 @@
+// The batched forward pass: one step runs the new tokens of several sequences (decode tokens and
+// prefill chunks alike) through the decoder, with one kernels::matmul per weight matrix over all
+// of the step's tokens, so weights are read once per step. Positions, K/V writes and attention
+// are per sequence, through each sequence's block table. Context uses it with a single sequence.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kernels/threadpool.h"
+#include "kvcache/block_table.h"
+#include "kvcache/paged_kv_cache.h"
+#include "model/model.h"
+
+namespace kvscope {
+
+enum class LogitsMode { None, Last, All };
+
+struct BatchSeq {
+  BlockTable* table = nullptr;  // must already hold writable blocks for [pos0, pos0 + n_tokens)
+  const int32_t* tokens = nullptr;
+  int n_tokens = 0;
+  int pos0 = 0;                 // position of tokens[0]; K/V of [0, pos0) are already cached
+  LogitsMode logits = LogitsMode::None;
+  float* logits_out = nullptr;  // n_vocab floats (Last) or n_tokens * n_vocab (All)
+};
+
+class BatchedForward {
+ public:
+  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool);
+  ~BatchedForward();
+  // Throws InputError on out-of-range token ids or tables without room (nothing is written then).
+  void run(const std::vector<BatchSeq>& seqs);
+
+  const Model& model() const { return model_; }
+  PagedKVCache& kv() { return kv_; }
+  kernels::ThreadPool& pool() { return pool_; }
+
+ private:
+  struct Scratch;
+  const Model& model_;
+  PagedKVCache& kv_;
+  kernels::ThreadPool& pool_;
+  std::unique_ptr<Scratch> s_;
+};
+
+// The KV cache config that fits a model (element type per layer from kv_type: F32 or F16).
+PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes = 0,
+                            kernels::DType kv_type = kernels::DType::F32, int block_size = 16);
+
+}  // namespace kvscope

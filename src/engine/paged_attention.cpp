@@ -1,0 +1,116 @@
+#include "engine/paged_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+
+namespace kvscope {
+namespace {
+
+using kernels::DType;
+
+struct Ops {
+  float (*dot)(const float*, const float*, int64_t);
+  void (*axpy)(float, const float*, float*, int64_t);
+  void (*softmax)(float*, int64_t);
+};
+
+// Pointer to the head slice of `n` consecutive rows of one block, as F32 with stride `*stride`;
+// F16 rows are converted into buf first.
+const float* block_rows(const PagedKVCache& kv, int layer, bool is_k, BlockId b, int n, int head_off, int head_dim,
+                        float* buf, int* stride) {
+  const void* base = is_k ? kv.k_row(layer, b, 0) : kv.v_row(layer, b, 0);
+  if (kv.layer_type(layer) == DType::F32) {
+    *stride = kv.kv_dim();
+    return static_cast<const float*>(base) + head_off;
+  }
+  const uint16_t* h = static_cast<const uint16_t*>(base) + head_off;
+  for (int i = 0; i < n; ++i)
+    kernels::dequantize_row(DType::F16, h + static_cast<size_t>(i) * kv.kv_dim(), buf + static_cast<size_t>(i) * head_dim,
+                            head_dim);
+  *stride = head_dim;
+  return buf;
+}
+
+// One (sequence, token, KV head) item. The arithmetic per query head (dot, scale, softmax, then
+// axpy in position order) is the contiguous attention's, so F32 results match it exactly.
+void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, const float* q, const SeqAttention& sq,
+                int t, int kvh, float* out, float* scores, int max_pos, float* buf, const Ops& ops) {
+  const int qdim = s.n_head * s.head_dim, hd = s.head_dim;
+  const int group = s.n_head / s.n_head_kv;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int bs = kv.block_size();
+  const int n_pos = sq.pos0 + t + 1;
+  const float* qrow = q + static_cast<size_t>(sq.row0 + t) * qdim + static_cast<size_t>(kvh) * group * hd;
+  float* orow = out + static_cast<size_t>(sq.row0 + t) * qdim + static_cast<size_t>(kvh) * group * hd;
+  for (int j = 0; j < n_pos; j += bs) {
+    const int n = std::min(bs, n_pos - j);
+    int stride;
+    const float* k = block_rows(kv, layer, true, sq.blocks[j / bs], n, kvh * hd, hd, buf, &stride);
+    for (int i = 0; i < n; ++i)
+      for (int g = 0; g < group; ++g)
+        scores[static_cast<size_t>(g) * max_pos + j + i] = ops.dot(qrow + g * hd, k + static_cast<size_t>(i) * stride, hd) * scale;
+  }
+  for (int g = 0; g < group; ++g) {
+    ops.softmax(scores + static_cast<size_t>(g) * max_pos, n_pos);
+    std::memset(orow + g * hd, 0, sizeof(float) * hd);
+  }
+  for (int j = 0; j < n_pos; j += bs) {
+    const int n = std::min(bs, n_pos - j);
+    int stride;
+    const float* v = block_rows(kv, layer, false, sq.blocks[j / bs], n, kvh * hd, hd, buf, &stride);
+    for (int i = 0; i < n; ++i)
+      for (int g = 0; g < group; ++g)
+        ops.axpy(scores[static_cast<size_t>(g) * max_pos + j + i], v + static_cast<size_t>(i) * stride, orow + g * hd, hd);
+  }
+}
+
+int max_positions(const std::vector<SeqAttention>& seqs) {
+  int m = 1;
+  for (const auto& sq : seqs) m = std::max(m, sq.pos0 + sq.n_tokens);
+  return m;
+}
+
+}  // namespace
+
+void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s, const float* q,
+                     const std::vector<SeqAttention>& seqs, float* out, std::vector<float>& scratch,
+                     kernels::ThreadPool& pool) {
+  const int group = s.n_head / s.n_head_kv;
+  const int max_pos = max_positions(seqs);
+  const size_t per_thread = static_cast<size_t>(group) * max_pos + static_cast<size_t>(kv.block_size()) * s.head_dim;
+  if (scratch.size() < per_thread * pool.size()) scratch.resize(per_thread * pool.size());
+  // Flattened work list: items are interleaved across threads since later tokens cost more.
+  std::vector<int> item_seq, item_tok;
+  for (int si = 0; si < static_cast<int>(seqs.size()); ++si)
+    for (int t = 0; t < seqs[si].n_tokens; ++t) {
+      item_seq.push_back(si);
+      item_tok.push_back(t);
+    }
+  const int64_t n_work = static_cast<int64_t>(item_seq.size()) * s.n_head_kv;
+  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace};
+  pool.run([&](int ith, int nth) {
+    float* scores = scratch.data() + per_thread * ith;
+    float* buf = scores + static_cast<size_t>(group) * max_pos;
+    for (int64_t w = ith; w < n_work; w += nth) {
+      const int item = static_cast<int>(w / s.n_head_kv), kvh = static_cast<int>(w % s.n_head_kv);
+      attend_one(kv, layer, s, q, seqs[item_seq[item]], item_tok[item], kvh, out, scores, max_pos, buf, ops);
+    }
+  });
+}
+
+void paged_attention_ref(const PagedKVCache& kv, int layer, const AttentionShape& s, const float* q,
+                         const std::vector<SeqAttention>& seqs, float* out) {
+  const int group = s.n_head / s.n_head_kv;
+  const int max_pos = max_positions(seqs);
+  std::vector<float> scores(static_cast<size_t>(group) * max_pos), buf(static_cast<size_t>(kv.block_size()) * s.head_dim);
+  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace};
+  for (const auto& sq : seqs)
+    for (int t = 0; t < sq.n_tokens; ++t)
+      for (int kvh = 0; kvh < s.n_head_kv; ++kvh)
+        attend_one(kv, layer, s, q, sq, t, kvh, out, scores.data(), max_pos, buf.data(), ops);
+}
+
+}  // namespace kvscope

@@ -1,0 +1,460 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+#include "engine/session_file.h"
+#include "util/error.h"
+
+namespace kvscope {
+
+struct Engine::Seq {
+  Seq(RequestId i, Request r) : id(i), req(std::move(r)), sampler(req.sampling) {}
+  RequestId id;
+  Request req;
+  Sampler sampler;
+  std::vector<int32_t> tokens;     // prompt + generated; the last one may still lack K/V
+  int n_prompt = 0;
+  int n_computed = 0;              // leading positions whose K/V are in the table's blocks
+  int n_generated = 0;
+  int n_published = 0;             // leading full blocks whose hash is registered in the pool
+  int n_cached = 0, n_preempted = 0;
+  std::vector<BlockHash> hashes;   // chained hashes of the full blocks of `tokens`
+  BlockTable table;
+  bool running = false;
+
+  BlockHash hash_of_block(int i, int bs) {
+    while (static_cast<int>(hashes.size()) <= i) {
+      const int b = static_cast<int>(hashes.size());
+      hashes.push_back(hash_block(b ? hashes[b - 1] : 0, tokens.data() + static_cast<size_t>(b) * bs, bs, req.cache_salt));
+    }
+    return hashes[i];
+  }
+};
+
+Engine::Engine(const Model& model, EngineParams p) : model_(model), p_(p) {
+  const HParams& hp = model.hparams();
+  if (p_.max_batch_tokens < 1 || p_.max_seqs < 1 || p_.block_size < 1 || p_.n_ctx < 0)
+    throw InputError("engine: token budget, sequence limit, block size must be positive");
+  const int threads = p_.n_threads > 0 ? p_.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  pool_ = std::make_unique<kernels::ThreadPool>(threads);
+  kv_ = std::make_unique<PagedKVCache>(kv_config_for(hp, p_.n_blocks, p_.kv_mem_bytes, p_.kv_type, p_.block_size));
+  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_);
+  // A sequence may grow to the context or to the whole pool, whichever is smaller, so a lone
+  // sequence always fits and preemption always makes progress.
+  limit_ = std::min(p_.n_ctx > 0 ? p_.n_ctx : hp.n_ctx_train, kv_->n_blocks() * kv_->block_size());
+  stats_.block_size = kv_->block_size();
+  stats_.kv_bytes = kv_->bytes();
+  stats_.bytes_per_token = kv_->bytes_per_token();
+  stats_.blocks = kv_->pool().stats();
+  fingerprint_ = model_fingerprint(model);
+}
+
+Engine::~Engine() {
+  stop();
+  for (auto& [id, s] : seqs_) s->table.release_all(kv_->pool());
+  for (auto& [id, ss] : sessions_) ss.table.release_all(kv_->pool());
+}
+
+RequestId Engine::submit(Request r) {
+  const HParams& hp = model_.hparams();
+  if (r.prompt.empty()) throw InputError("empty prompt");
+  if (r.max_tokens < 0) throw InputError("max tokens must be >= 0");
+  r.sampling.validate();
+  for (int32_t t : r.prompt)
+    if (t < 0 || t >= hp.n_vocab)
+      throw InputError("token id " + std::to_string(t) + " out of range (vocabulary has " + std::to_string(hp.n_vocab) + ")");
+  if (static_cast<int64_t>(r.prompt.size()) > limit_)
+    throw LimitError("prompt too long: " + std::to_string(r.prompt.size()) + " tokens exceed the context of " +
+                     std::to_string(limit_));
+  std::lock_guard lk(mu_);
+  const RequestId id = next_id_++;
+  auto s = std::make_unique<Seq>(id, std::move(r));
+  s->tokens = s->req.prompt;
+  s->n_prompt = static_cast<int>(s->tokens.size());
+  incoming_.push_back(std::move(s));
+  live_.insert(id);
+  cv_.notify_all();
+  return id;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard lk(mu_);
+  if (live_.count(id)) cancels_.insert(id);
+  cv_.notify_all();
+}
+
+Completion Engine::wait(RequestId id) {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    if (auto it = done_.find(id); it != done_.end()) {
+      Completion c = std::move(it->second);
+      done_.erase(it);
+      return c;
+    }
+    if (!live_.count(id)) throw InputError("unknown request id " + std::to_string(id));
+    if (thread_.joinable()) {
+      done_cv_.wait(lk);
+    } else {
+      lk.unlock();
+      step();
+      lk.lock();
+    }
+  }
+}
+
+void Engine::admit_incoming() {
+  std::vector<std::unique_ptr<Seq>> in;
+  {
+    std::lock_guard lk(mu_);
+    in.swap(incoming_);
+  }
+  std::vector<TokenEvent> ev;
+  for (auto& s : in) {
+    Seq* q = s.get();
+    seqs_[q->id] = std::move(s);
+    if (q->req.max_tokens == 0)
+      finish(q, "length", ev);
+    else
+      waiting_.push_back(q);
+  }
+}
+
+void Engine::finish(Seq* s, const std::string& reason, std::vector<TokenEvent>& events) {
+  if (!s->req.session_id.empty() && reason != "cancelled" && s->n_computed > 0) {
+    // Pin the history for the next turn (replacing an older, unused state of the same session).
+    Session& ss = sessions_[s->req.session_id];
+    ss.table.release_all(kv_->pool());
+    ss.table = std::move(s->table);
+    ss.tokens.assign(s->tokens.begin(), s->tokens.begin() + s->n_computed);
+    ss.last_used = std::chrono::steady_clock::now();
+  }
+  // Freed blocks keep their hashes: they stay reusable by later prompts until evicted (LRU).
+  s->table.release_all(kv_->pool());
+  auto drop = [s](std::deque<Seq*>& q) { q.erase(std::remove(q.begin(), q.end(), s), q.end()); };
+  drop(running_);
+  drop(waiting_);
+  Completion c;
+  c.tokens.assign(s->tokens.begin() + s->n_prompt, s->tokens.begin() + s->n_prompt + s->n_generated);
+  c.stop_reason = reason;
+  c.n_prompt = s->n_prompt;
+  c.n_cached = s->n_cached;
+  c.n_preempted = s->n_preempted;
+  TokenEvent ev{s->id, -1, true, reason};
+  if (s->req.on_token) s->req.on_token(ev);
+  events.push_back(ev);
+  {
+    std::lock_guard lk(mu_);
+    done_[s->id] = std::move(c);
+    live_.erase(s->id);
+    cancels_.erase(s->id);
+    done_cv_.notify_all();
+  }
+  seqs_.erase(s->id);
+}
+
+void Engine::apply_cancels() {
+  std::set<RequestId> c;
+  {
+    std::lock_guard lk(mu_);
+    c = cancels_;
+  }
+  std::vector<TokenEvent> ev;
+  for (RequestId id : c)
+    if (auto it = seqs_.find(id); it != seqs_.end()) finish(it->second.get(), "cancelled", ev);
+}
+
+void Engine::preempt(Seq* s) {
+  // Recompute instead of swap: drop the blocks (their full ones stay cached, so re-admission often
+  // gets them back from the prefix cache) and requeue in arrival order.
+  s->table.release_all(kv_->pool());
+  s->n_computed = 0;
+  s->n_published = 0;
+  s->running = false;
+  ++s->n_preempted;
+  ++stats_.preemptions;
+  running_.erase(std::remove(running_.begin(), running_.end(), s), running_.end());
+  auto pos = std::find_if(waiting_.begin(), waiting_.end(), [s](Seq* w) { return w->id > s->id; });
+  waiting_.insert(pos, s);
+}
+
+int Engine::attach_prefix(Seq& s) {
+  const int bs = kv_->block_size();
+  const int len = static_cast<int>(s.tokens.size());
+  if (!p_.prefix_caching) return 0;
+  int hits = 0;
+  for (int i = 0; i < len / bs; ++i) {
+    auto b = kv_->pool().lookup(s.hash_of_block(i, bs));
+    if (!b) break;
+    s.table.append_owned(*b);
+    ++hits;
+  }
+  s.n_published = hits;
+  // The last prompt token is always recomputed: its logits are needed to sample.
+  return std::min(hits * bs, len - 1);
+}
+
+bool Engine::schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budget) {
+  bool preempted = false;
+  for (size_t i = 0; i < running_.size() && budget > 0;) {
+    Seq* s = running_[i];
+    const int n = std::min(static_cast<int>(s->tokens.size()) - s->n_computed, budget);
+    bool self_preempted = false;
+    while (!s->table.prepare(*kv_, s->n_computed, s->n_computed + n)) {
+      if (evict_one_session()) continue;  // idle pinned history goes before running work
+      Seq* victim = running_.back();  // lowest priority: the latest arrival
+      preempt(victim);
+      preempted = true;
+      if (victim == s) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;
+    plan.emplace_back(s, n);
+    budget -= n;
+    ++i;
+  }
+  return preempted;
+}
+
+void Engine::schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budget) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < p_.max_seqs) {
+    Seq* s = waiting_.front();
+    int cached = adopt_session(*s);
+    const bool adopted = cached >= 0;
+    if (!adopted) cached = attach_prefix(*s);
+    const int len = static_cast<int>(s->tokens.size());
+    const int n = std::min(len - cached, budget);
+    if (!s->table.prepare(*kv_, cached, cached + n)) {
+      if (adopted) {  // keep the session's history pinned for the retry
+        Session& ss = sessions_[s->req.session_id];
+        ss.table = std::move(s->table);
+        ss.tokens.assign(s->tokens.begin(), s->tokens.begin() + cached);
+        ss.last_used = std::chrono::steady_clock::now();
+      } else {
+        s->table.release_all(kv_->pool());  // give back the prefix hits
+      }
+      s->n_published = 0;
+      if (evict_one_session()) continue;
+      break;  // retry next step
+    }
+    waiting_.pop_front();
+    s->n_computed = cached;
+    s->n_cached = cached;
+    s->running = true;
+    stats_.prompt_tokens_cached += cached;
+    running_.push_back(s);
+    plan.emplace_back(s, n);
+    budget -= n;
+  }
+}
+
+void Engine::publish_hashes(Seq& s) {
+  if (!p_.prefix_caching) return;
+  const int bs = kv_->block_size();
+  for (int i = s.n_published; i < s.n_computed / bs; ++i) kv_->pool().set_hash(s.table.blocks()[i], s.hash_of_block(i, bs));
+  s.n_published = std::max(s.n_published, s.n_computed / bs);
+}
+
+bool Engine::step() {
+  std::lock_guard step_lock(step_mu_);
+  admit_incoming();
+  apply_cancels();
+  expire_sessions();
+  if (running_.empty() && waiting_.empty()) return false;
+
+  std::vector<std::pair<Seq*, int>> plan;
+  int budget = p_.max_batch_tokens;
+  // No admissions in a step that had to preempt: the pool is already short.
+  if (!schedule_running(plan, budget)) schedule_waiting(plan, budget);
+  if (plan.empty()) return true;
+
+  const int nv = model_.hparams().n_vocab;
+  std::vector<BatchSeq> batch;
+  int n_logits = 0;
+  for (auto& [s, n] : plan) n_logits += s->n_computed + n == static_cast<int>(s->tokens.size());
+  if (logits_.size() < static_cast<size_t>(n_logits) * nv) logits_.resize(static_cast<size_t>(n_logits) * nv);
+  int li = 0;
+  for (auto& [s, n] : plan) {
+    BatchSeq b;
+    b.table = &s->table;
+    b.tokens = s->tokens.data() + s->n_computed;
+    b.n_tokens = n;
+    b.pos0 = s->n_computed;
+    if (s->n_computed + n == static_cast<int>(s->tokens.size())) {
+      b.logits = LogitsMode::Last;
+      b.logits_out = logits_.data() + static_cast<size_t>(li++) * nv;
+    }
+    batch.push_back(b);
+  }
+  fwd_->run(batch);
+
+  std::vector<TokenEvent> events;
+  uint64_t alloc = 0, used = 0;
+  const auto& tk = model_.tokenizer();
+  for (size_t i = 0; i < plan.size(); ++i) {
+    Seq* s = plan[i].first;
+    if (s->n_computed < s->n_prompt) stats_.prompt_tokens_computed += std::min(plan[i].second, s->n_prompt - s->n_computed);
+    s->n_computed += plan[i].second;
+    publish_hashes(*s);
+    if (batch[i].logits == LogitsMode::None) continue;
+    const float* lg = batch[i].logits_out;
+    if (s->req.on_logits) s->req.on_logits(lg, nv);
+    const int32_t tok = s->sampler.sample(lg, nv, s->tokens);
+    if (!s->req.ignore_eos && tk.is_eog(tok)) {
+      finish(s, "eos", events);
+      continue;
+    }
+    s->tokens.push_back(tok);
+    ++s->n_generated;
+    ++stats_.generated_tokens;
+    TokenEvent ev{s->id, tok, false, ""};
+    if (s->req.on_token) s->req.on_token(ev);
+    if (s->n_generated >= s->req.max_tokens)
+      finish(s, "length", events);
+    else if (s->n_computed >= limit_)
+      finish(s, "context", events);
+  }
+  for (Seq* s : running_) {
+    alloc += s->table.capacity(kv_->block_size());
+    used += s->n_computed;
+  }
+  {
+    std::lock_guard lk(mu_);
+    ++stats_.steps;
+    stats_.slots_allocated += alloc;
+    stats_.slots_used += used;
+    stats_.blocks = kv_->pool().stats();
+    stats_.running = static_cast<int>(running_.size());
+    stats_.waiting = static_cast<int>(waiting_.size());
+    stats_.sessions = static_cast<int>(sessions_.size());
+  }
+  return true;
+}
+
+int Engine::adopt_session(Seq& s) {
+  if (s.req.session_id.empty() || s.n_preempted > 0) return -1;
+  auto it = sessions_.find(s.req.session_id);
+  if (it == sessions_.end()) return -1;
+  Session& ss = it->second;
+  const int len = static_cast<int>(s.tokens.size());
+  int k = 0;
+  const int m = std::min(len, static_cast<int>(ss.tokens.size()));
+  while (k < m && ss.tokens[k] == s.tokens[k]) ++k;
+  k = std::min(k, len - 1);  // the last prompt token is always recomputed
+  if (k <= 0) {
+    ss.table.release_all(kv_->pool());
+    sessions_.erase(it);
+    return -1;
+  }
+  s.table = std::move(ss.table);
+  s.table.truncate(kv_->pool(), k, kv_->block_size());
+  sessions_.erase(it);
+  s.n_published = 0;  // restored blocks get their hashes published as the sequence runs
+  return k;
+}
+
+bool Engine::evict_one_session() {
+  if (sessions_.empty()) return false;
+  auto lru = sessions_.begin();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+    if (it->second.last_used < lru->second.last_used) lru = it;
+  lru->second.table.release_all(kv_->pool());
+  sessions_.erase(lru);
+  return true;
+}
+
+void Engine::expire_sessions() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (std::chrono::duration<double>(now - it->second.last_used).count() > p_.session_idle_s) {
+      it->second.table.release_all(kv_->pool());
+      it = sessions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Engine::save_session(const std::string& id, const std::string& path) {
+  std::lock_guard lk(step_mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) throw InputError("unknown session '" + id + "'");
+  save_session_file(path, fingerprint_, *kv_, it->second.table, it->second.tokens);
+  it->second.last_used = std::chrono::steady_clock::now();
+}
+
+void Engine::restore_session(const std::string& id, const std::string& path) {
+  std::lock_guard lk(step_mu_);
+  BlockTable t;
+  std::vector<int32_t> toks;
+  for (;;) {
+    try {
+      toks = load_session_file(path, fingerprint_, *kv_, t);
+      break;
+    } catch (const LimitError&) {
+      if (!evict_one_session()) throw;
+    }
+  }
+  if (static_cast<int>(toks.size()) > limit_) {
+    t.release_all(kv_->pool());
+    throw LimitError("session longer than this engine's context");
+  }
+  Session& ss = sessions_[id];
+  ss.table.release_all(kv_->pool());
+  ss.table = std::move(t);
+  ss.tokens = std::move(toks);
+  ss.last_used = std::chrono::steady_clock::now();
+}
+
+void Engine::drop_session(const std::string& id) {
+  std::lock_guard lk(step_mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  it->second.table.release_all(kv_->pool());
+  sessions_.erase(it);
+}
+
+bool Engine::has_session(const std::string& id) {
+  std::lock_guard lk(step_mu_);
+  return sessions_.count(id) > 0;
+}
+
+void Engine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !incoming_.empty() || !cancels_.empty() || !live_.empty(); });
+      if (stop_) return;
+    }
+    if (!step()) {
+      // Nothing runnable although requests are live cannot last; yield briefly.
+      std::this_thread::yield();
+    }
+  }
+}
+
+void Engine::start() {
+  std::lock_guard lk(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::stop() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lk(mu_);
+  done_cv_.notify_all();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lk(mu_);
+  return stats_;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,171 @@
+// Continuous batching over the paged KV cache (vLLM-style): each step has a token budget; running
+// sequences are served first (decode tokens, then the remaining chunks of their prefill), waiting
+// ones are admitted while blocks and budget allow, and when the pool runs out the latest-arrived
+// running sequence is preempted (its blocks freed, recomputed later). Full blocks are published by
+// chained hash, so a new request reuses every cached full block of its prompt. One step is one
+// BatchedForward call: one matmul per weight matrix for all scheduled tokens.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/batch.h"
+#include "kernels/threadpool.h"
+#include "kvcache/block_table.h"
+#include "kvcache/paged_kv_cache.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+
+namespace kvscope {
+
+using RequestId = int64_t;
+
+struct EngineParams {
+  int n_threads = 0;          // 0: hardware concurrency
+  int n_ctx = 0;              // per-sequence context; 0: the model's training context
+  int n_blocks = 0;           // KV pool size in blocks; 0: from kv_mem_bytes
+  size_t kv_mem_bytes = size_t{256} << 20;
+  int block_size = 16;
+  kernels::DType kv_type = kernels::DType::F32;
+  int max_batch_tokens = 256;  // token budget per step (decode tokens + prefill chunks)
+  int max_seqs = 64;           // running sequences at most
+  bool prefix_caching = true;
+  double session_idle_s = 300;  // a session's pinned blocks are dropped after this long unused
+};
+
+struct TokenEvent {
+  RequestId id = 0;
+  int32_t token = -1;        // -1 on the final event when no token comes with it
+  bool finished = false;
+  std::string stop_reason;   // on the final event: "eos" | "length" | "context" | "cancelled"
+};
+
+struct Request {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  int max_tokens = 16;
+  // Non-empty: when the request ends its blocks stay pinned under this id, and the next request
+  // with the same id whose prompt extends that history computes only the new tokens.
+  std::string session_id;
+  uint64_t cache_salt = 0;  // separates tenants in the prefix cache
+  bool ignore_eos = false;  // benchmarks: always generate max_tokens
+  // Called on the engine's step thread, in order, for every token and once with finished = true.
+  std::function<void(const TokenEvent&)> on_token;
+  // Optional: the logits each sampled token was drawn from (n_vocab floats), on the step thread.
+  std::function<void(const float* logits, int n_vocab)> on_logits;
+};
+
+struct Completion {
+  std::vector<int32_t> tokens;
+  std::string stop_reason;
+  int n_prompt = 0;
+  int n_cached = 0;        // prompt tokens served from the prefix cache at the last admission
+  int n_preempted = 0;     // times this request was preempted and recomputed
+};
+
+struct EngineStats {
+  BlockPoolStats blocks;
+  int block_size = 0;
+  size_t kv_bytes = 0, bytes_per_token = 0;
+  int running = 0, waiting = 0, sessions = 0;
+  uint64_t steps = 0, preemptions = 0, generated_tokens = 0, prompt_tokens_computed = 0, prompt_tokens_cached = 0;
+  // Allocated-but-unused token slots of running sequences over allocated slots, summed over steps.
+  uint64_t slots_allocated = 0, slots_used = 0;
+  double kv_waste() const { return slots_allocated ? 1.0 - double(slots_used) / double(slots_allocated) : 0.0; }
+};
+
+class Engine {
+ public:
+  Engine(const Model& model, EngineParams p);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues a request; throws InputError (empty prompt, bad ids or params) or LimitError (prompt
+  // longer than a sequence may be). Thread-safe.
+  RequestId submit(Request r);
+  // Stops a request at the next step; its final event has stop_reason "cancelled". Thread-safe.
+  void cancel(RequestId id);
+  // Blocks until the request finished and returns its result (once). Without the background loop
+  // it drives step() itself. Throws InputError for unknown ids.
+  Completion wait(RequestId id);
+
+  // One scheduling step on the calling thread; false when there was nothing to do.
+  bool step();
+  // The background step loop.
+  void start();
+  void stop();
+
+  // Sessions (thread-safe). save writes the pinned history of a session to a file; restore loads
+  // one (refusing files of another model, version or layout, or damaged ones, with InputError).
+  void save_session(const std::string& session_id, const std::string& path);
+  void restore_session(const std::string& session_id, const std::string& path);
+  void drop_session(const std::string& session_id);
+  bool has_session(const std::string& session_id);
+
+  EngineStats stats() const;
+  const Model& model() const { return model_; }
+  int max_seq_tokens() const { return limit_; }
+
+ private:
+  struct Seq;
+  void admit_incoming();
+  void apply_cancels();
+  // Returns whether it had to preempt.
+  bool schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budget);
+  void schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budget);
+  int attach_prefix(Seq& s);
+  void preempt(Seq* s);
+  void publish_hashes(Seq& s);
+  void finish(Seq* s, const std::string& reason, std::vector<TokenEvent>& events);
+  void loop();
+  int adopt_session(Seq& s);
+  bool evict_one_session();
+  void expire_sessions();
+
+  struct Session {
+    BlockTable table;
+    std::vector<int32_t> tokens;  // positions whose K/V the table holds
+    std::chrono::steady_clock::time_point last_used;
+  };
+
+  const Model& model_;
+  EngineParams p_;
+  int limit_ = 0;
+  std::unique_ptr<kernels::ThreadPool> pool_;
+  std::unique_ptr<PagedKVCache> kv_;
+  std::unique_ptr<BatchedForward> fwd_;
+
+  // Owned by the stepping thread (step_mu_).
+  std::mutex step_mu_;
+  std::map<RequestId, std::unique_ptr<Seq>> seqs_;
+  std::deque<Seq*> running_;  // arrival order: front has the highest priority
+  std::deque<Seq*> waiting_;  // arrival order
+  std::vector<float> logits_;
+  std::map<std::string, Session> sessions_;
+  uint64_t fingerprint_ = 0;
+
+  // Shared with submitters (mu_).
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // work arrived / stop
+  std::condition_variable done_cv_;  // a request finished
+  std::vector<std::unique_ptr<Seq>> incoming_;
+  std::set<RequestId> cancels_;
+  std::map<RequestId, Completion> done_;
+  std::set<RequestId> live_;
+  RequestId next_id_ = 1;
+  EngineStats stats_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace kvscope

@@ -1,0 +1,127 @@
+#include "engine/session_file.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "util/error.h"
+
+namespace kvscope {
+namespace {
+
+constexpr char kMagic[8] = {'K', 'V', 'S', 'S', 'E', 'S', 'S', 0};
+
+uint64_t fnv(const uint8_t* p, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+struct Writer {
+  std::vector<uint8_t> b;
+  template <class T>
+  void put(T v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    b.insert(b.end(), p, p + sizeof v);
+  }
+};
+
+struct Reader {
+  const std::vector<uint8_t>& b;
+  size_t off = 0;
+  template <class T>
+  T get() {
+    if (off + sizeof(T) > b.size()) throw InputError("session file truncated");
+    T v;
+    std::memcpy(&v, b.data() + off, sizeof v);
+    off += sizeof v;
+    return v;
+  }
+};
+
+}  // namespace
+
+uint64_t model_fingerprint(const Model& model) {
+  const HParams& hp = model.hparams();
+  Writer w;
+  for (int v : {hp.n_vocab, hp.n_embd, hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_ff, hp.rope_dim,
+                static_cast<int>(hp.rope_neox), static_cast<int>(hp.arch)})
+    w.put(v);
+  w.put(hp.rope_theta);
+  uint64_t h = fnv(w.b.data(), w.b.size());
+  // Sample up to 4 KiB of each weight matrix: different weights of the same shape differ there.
+  auto add = [&](const kernels::WeightRef& t) {
+    const size_t n = kernels::row_bytes(t.type, t.cols) * t.rows;
+    h = fnv(static_cast<const uint8_t*>(t.data), std::min<size_t>(n, 4096), h);
+  };
+  add(model.tok_embd);
+  add(model.output);
+  for (const auto& L : model.layers)
+    for (const auto* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*t);
+  return h;
+}
+
+void save_session_file(const std::string& path, uint64_t fingerprint, const PagedKVCache& kv, const BlockTable& table,
+                       const std::vector<int32_t>& tokens) {
+  const int n_blocks = (static_cast<int>(tokens.size()) + kv.block_size() - 1) / kv.block_size();
+  if (n_blocks > table.n_blocks()) throw InputError("session: fewer blocks than tokens");
+  Writer w;
+  w.b.insert(w.b.end(), kMagic, kMagic + 8);
+  w.put(kSessionFileVersion);
+  w.put(fingerprint);
+  w.put(static_cast<uint32_t>(kv.block_size()));
+  w.put(static_cast<uint32_t>(kv.n_layer()));
+  w.put(static_cast<uint32_t>(kv.kv_dim()));
+  for (int l = 0; l < kv.n_layer(); ++l) w.put(static_cast<uint32_t>(kv.layer_type(l)));
+  w.put(static_cast<uint32_t>(tokens.size()));
+  for (int32_t t : tokens) w.put(t);
+  w.put(static_cast<uint32_t>(n_blocks));
+  const size_t bb = kv.block_bytes();
+  for (int i = 0; i < n_blocks; ++i) {
+    const size_t at = w.b.size();
+    w.b.resize(at + bb);
+    kv.export_block(table.blocks()[i], w.b.data() + at);
+  }
+  w.put(fnv(w.b.data(), w.b.size()));
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw InputError("cannot write session file " + path);
+  f.write(reinterpret_cast<const char*>(w.b.data()), static_cast<std::streamsize>(w.b.size()));
+  if (!f) throw InputError("cannot write session file " + path);
+}
+
+std::vector<int32_t> load_session_file(const std::string& path, uint64_t fingerprint, PagedKVCache& kv, BlockTable& table) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError("cannot open session file " + path);
+  std::vector<uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (b.size() < 8 + 4 + 8 || std::memcmp(b.data(), kMagic, 8) != 0) throw InputError("not a kvscope session file: " + path);
+  uint64_t stored;
+  std::memcpy(&stored, b.data() + b.size() - 8, 8);
+  if (fnv(b.data(), b.size() - 8) != stored) throw InputError("session file damaged (checksum mismatch): " + path);
+  Reader r{b, 8};
+  const auto version = r.get<uint32_t>();
+  if (version != kSessionFileVersion)
+    throw InputError("session file version " + std::to_string(version) + " not supported (expected " +
+                     std::to_string(kSessionFileVersion) + ")");
+  if (r.get<uint64_t>() != fingerprint) throw InputError("session file was made with a different model: " + path);
+  if (r.get<uint32_t>() != static_cast<uint32_t>(kv.block_size()) || r.get<uint32_t>() != static_cast<uint32_t>(kv.n_layer()) ||
+      r.get<uint32_t>() != static_cast<uint32_t>(kv.kv_dim()))
+    throw InputError("session file KV layout does not match this engine (block size / layers / width)");
+  for (int l = 0; l < kv.n_layer(); ++l)
+    if (r.get<uint32_t>() != static_cast<uint32_t>(kv.layer_type(l)))
+      throw InputError("session file KV element type does not match this engine");
+  const auto n_tok = r.get<uint32_t>();
+  if (n_tok > (b.size() / 4)) throw InputError("session file truncated");
+  std::vector<int32_t> tokens(n_tok);
+  for (auto& t : tokens) t = r.get<int32_t>();
+  const auto n_blocks = r.get<uint32_t>();
+  const size_t bb = kv.block_bytes();
+  if (n_blocks != (n_tok + kv.block_size() - 1) / kv.block_size() || r.off + n_blocks * bb + 8 != b.size())
+    throw InputError("session file damaged (block count)");
+  if (!table.prepare(kv, 0, static_cast<int>(n_tok))) throw LimitError("KV pool too small to restore the session");
+  for (uint32_t i = 0; i < n_blocks; ++i) kv.import_block(table.blocks()[i], b.data() + r.off + i * bb);
+  return tokens;
+}
+
+}  // namespace kvscope

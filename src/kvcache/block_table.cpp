@@ -1,0 +1,64 @@
+#include "kvcache/block_table.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace kvscope {
+
+int BlockTable::blocks_needed(const PagedKVCache& cache, int begin, int end) const {
+  const int bs = cache.block_size();
+  const int want = (end + bs - 1) / bs;
+  int n = std::max(0, want - n_blocks());
+  if (begin >= end) return n;
+  const int last = std::min(n_blocks(), want);
+  for (int i = begin / bs; i < last; ++i)
+    if (cache.pool().ref_count(blocks_[i]) > 1) ++n;
+  return n;
+}
+
+bool BlockTable::prepare(PagedKVCache& cache, int begin, int end) {
+  if (begin < 0 || end < begin) throw InputError("block table: bad position range");
+  BlockPool& pool = cache.pool();
+  if (blocks_needed(cache, begin, end) > pool.n_free()) return false;
+  const int bs = cache.block_size();
+  const int want = (end + bs - 1) / bs;
+  const int last = std::min(n_blocks(), want);
+  for (int i = begin / bs; i < last && begin < end; ++i) {
+    BlockId old = blocks_[i];
+    if (pool.ref_count(old) <= 1) continue;
+    // Another sequence still reads this block: write into a private copy.
+    BlockId fresh = *pool.allocate();
+    cache.copy_block(old, fresh);
+    pool.release(old);
+    blocks_[i] = fresh;
+  }
+  while (n_blocks() < want) blocks_.push_back(*pool.allocate());
+  return true;
+}
+
+BlockTable BlockTable::fork(BlockPool& pool) const {
+  BlockTable t;
+  t.blocks_ = blocks_;
+  for (BlockId b : blocks_) pool.retain(b);
+  return t;
+}
+
+void BlockTable::truncate(BlockPool& pool, int n_tokens, int block_size) {
+  const int keep = (n_tokens + block_size - 1) / block_size;
+  while (n_blocks() > keep) {
+    pool.release(blocks_.back());
+    blocks_.pop_back();
+  }
+  // A kept partial block will be overwritten past n_tokens, so it no longer matches its hash.
+  if (n_tokens % block_size != 0 && !blocks_.empty() && pool.ref_count(blocks_.back()) == 1)
+    pool.forget_hash(blocks_.back());
+}
+
+void BlockTable::release_all(BlockPool& pool) {
+  // Release back to front so a sequence's tail blocks are evicted before its (more shareable) head.
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) pool.release(*it);
+  blocks_.clear();
+}
+
+}  // namespace kvscope

@@ -1,0 +1,43 @@
+// One sequence's block table: the ids of the pool blocks holding its token positions, in order.
+// Blocks are allocated as tokens arrive (never reserved for the maximum length); blocks shared
+// with other sequences (forks, prefix-cache hits) are copied on write.
+#pragma once
+#include <vector>
+
+#include "kvcache/paged_kv_cache.h"
+
+namespace kvscope {
+
+class BlockTable {
+ public:
+  BlockTable() = default;
+  BlockTable(const BlockTable&) = delete;  // copies would double-release; use fork()
+  BlockTable& operator=(const BlockTable&) = delete;
+  BlockTable(BlockTable&&) noexcept = default;
+  BlockTable& operator=(BlockTable&&) noexcept = default;
+
+  const std::vector<BlockId>& blocks() const { return blocks_; }
+  int n_blocks() const { return static_cast<int>(blocks_.size()); }
+  int capacity(int block_size) const { return n_blocks() * block_size; }
+  BlockId block_of(int pos, int block_size) const { return blocks_[pos / block_size]; }
+
+  // Free blocks prepare(cache, begin, end) would take: new blocks up to `end` tokens plus copies
+  // of shared blocks that positions [begin, end) write into.
+  int blocks_needed(const PagedKVCache& cache, int begin, int end) const;
+  // Makes positions [begin, end) writable: allocates missing blocks and replaces shared blocks in
+  // the range with private copies. Returns false (with nothing changed) if the pool lacks blocks.
+  bool prepare(PagedKVCache& cache, int begin, int end);
+
+  // Appends an already-referenced block (a prefix-cache hit); the table owns that reference.
+  void append_owned(BlockId b) { blocks_.push_back(b); }
+  // A second table sharing every block (each gets one more reference).
+  BlockTable fork(BlockPool& pool) const;
+  // Keeps the blocks covering the first n tokens, releases the rest.
+  void truncate(BlockPool& pool, int n_tokens, int block_size);
+  void release_all(BlockPool& pool);
+
+ private:
+  std::vector<BlockId> blocks_;
+};
+
+}  // namespace kvscope
