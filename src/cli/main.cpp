@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   kvscope::cli::add_tokenize_command(app);
   kvscope::cli::add_gen_model_command(app);
   kvscope::cli::add_bench_serve_command(app);
+  kvscope::cli::add_eval_command(app);
+  kvscope::cli::add_tinygsm_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
