@@ -140,7 +140,8 @@ def greedy_generate(model, prompts, eos, max_new=200):
     pos = (torch.arange(L)[None, :] - padt[:, None]).clamp(min=0)
     keyok = torch.arange(L)[None, :] >= padt[:, None]  # [B, L]
     causal = torch.ones(L, L, dtype=torch.bool).tril()
-    mask = (causal[None] & keyok[:, None, :])[:, None]
+    # Padding queries see themselves only, so no row is fully masked (NaN would leak through V).
+    mask = ((causal[None] & keyok[:, None, :]) | torch.eye(L, dtype=torch.bool)[None])[:, None]
     caches = [[None, None] for _ in model.blocks]
     logits = model(idx, pos, mask, caches)
     nxt = logits[:, -1].argmax(-1)

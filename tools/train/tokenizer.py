@@ -7,15 +7,27 @@ re-implementation of llama.cpp's llm_tokenizer_spm and must give the same ids (c
 compare_llamacpp.mjs).
 
 Layout: 0 <unk> (type 2), 1 <s>, 2 </s> (type 3 control), 3..258 <0xNN> byte tokens (type 6),
-then single characters, then merges (type 1). No token contains a digit other than the single
-digits, so numbers are always spelled digit by digit. "\n" has no text token: it is <0x0A>.
+then single characters, then the numbers 0..255 as single tokens (bare and with the space prefix,
+so "has 17" is [▁has, ▁17]), then merges (type 1). No merge contains a digit. "\n" has no text token: it is <0x0A>.
 """
 import collections
 import json
 
 SPACE = "\u2581"
 UNK, BOS, EOS = 0, 1, 2
-TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_BYTE = 1, 2, 3, 6
+TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_UNUSED, TYPE_BYTE = 1, 2, 3, 5, 6
+
+
+def dedup(tokens, types):
+    """llama.cpp requires distinct token texts. The single digits are both characters and numbers;
+    the second copy becomes an unused placeholder (never produced by encode), keeping the ids."""
+    seen = set()
+    tokens, types = list(tokens), list(types)
+    for i, t in enumerate(tokens):
+        if t in seen:
+            tokens[i], types[i] = "<unused:%d>" % i, TYPE_UNUSED
+        seen.add(tokens[i])
+    return tokens, types
 BASE_CHAR_SCORE = -1e6
 
 
@@ -49,8 +61,11 @@ def _allowed(tok):
     return not any(c.isdigit() for c in tok) and SPACE not in tok[1:] and "\n" not in tok
 
 
-def train_vocab(texts, n_merges):
-    """texts: iterable of (text, add_prefix). Returns (tokens, scores, types)."""
+def train_vocab(texts, n_merges, max_number=255):
+    """texts: iterable of (text, add_prefix). Returns (tokens, scores, types).
+    Numbers 0..max_number are single tokens, with and without the SPACE prefix ("17", "▁17");
+    every prefix of their digit strings is itself a number, so SPM reaches them by any merge order.
+    BPE merges never contain digits."""
     words = collections.Counter()
     chars = set(chr(c) for c in range(32, 127)) - {" "}
     chars.add(SPACE)
@@ -101,16 +116,23 @@ def train_vocab(texts, n_merges):
         tokens.append(c)
         scores.append(BASE_CHAR_SCORE)
         types.append(TYPE_NORMAL)
+    for n in range(max_number + 1):
+        for t in (str(n), SPACE + str(n)):
+            tokens.append(t)
+            scores.append(1000.0 - len(tokens) * 1e-3)
+            types.append(TYPE_NORMAL)
     for r, m in enumerate(merges):
         tokens.append(m)
         scores.append(float(-r))
         types.append(TYPE_NORMAL)
+    tokens, types = dedup(tokens, types)
     return tokens, scores, types
 
 
 class Tokenizer:
     def __init__(self, tokens, scores, types):
-        self.tokens, self.scores, self.types = list(tokens), list(scores), list(types)
+        tokens, types = dedup(tokens, types)
+        self.tokens, self.scores, self.types = tokens, list(scores), types
         self.id_of = {}
         for i, t in enumerate(self.tokens):
             if types[i] in (TYPE_NORMAL,):
@@ -159,6 +181,8 @@ class Tokenizer:
 
     def encode(self, text, add_prefix=True, bos=False):
         ids = [BOS] if bos else []
+        if not text:  # llama.cpp: empty text gives no tokens (no space prefix either)
+            return ids
         for c in chunks(escape(text, add_prefix)):
             ids.extend(self._spm_chunk(c))
         return ids

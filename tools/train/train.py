@@ -68,6 +68,43 @@ def encode_example(tok, item, mode):
     return p, t
 
 
+def drill_equation(rng, max_value=200):
+    """One equation drawn like tinygsm's steps: a+b, a-b, a*k, k*n, a/k (exact), values in [2, max_value]."""
+    while True:
+        op = rng.choice("+-*/")
+        if op == "+":
+            a = rng.randint(2, max_value - 2)
+            b = rng.randint(2, min(40, max_value - a))
+            return a, op, b, a + b
+        if op == "-":
+            a = rng.randint(4, max_value)
+            b = rng.randint(2, min(40, a - 2))
+            return a, op, b, a - b
+        if op == "*":
+            if rng.random() < 0.4:
+                a, b = rng.randint(2, 6), rng.randint(2, 10)
+            else:
+                a = rng.randint(2, 50)
+                b = rng.randint(2, min(4, max_value // a)) if max_value // a >= 2 else 0
+                if not b:
+                    continue
+            return a, op, b, a * b
+        k = rng.randint(2, 5)
+        r = rng.randint(2, max_value // k)
+        return r * k, op, k, r
+
+
+def make_drill(rng, n_eq=24):
+    """Arithmetic practice: a sequence of equations in the slow (spaced) or mixed (compact) style.
+    Auxiliary training data only (not part of the benchmark): dense supervision on the results."""
+    spaced = rng.random() < 0.5
+    eqs = []
+    for _ in range(n_eq):
+        a, op, b, r = drill_equation(rng)
+        eqs.append(f"{a} {op} {b} = {r}." if spaced else f"{a}{op}{b}={r}.")
+    return "Arithmetic:\n", " ".join(eqs)
+
+
 def make_batches(examples, batch_tokens, rng):
     """Length-bucketed batches: shuffle, sort windows by length, cut to the token budget."""
     order = list(range(len(examples)))
@@ -145,7 +182,8 @@ def main():
     ap.add_argument("--data-dir", default=os.path.join(HERE, "out", "data"))
     ap.add_argument("--out", default=os.path.join(HERE, "out", "run"))
     ap.add_argument("--gguf", default="", help="export path (default OUT/kvscope-reasoner.gguf)")
-    ap.add_argument("--n-train", type=int, default=200000)
+    ap.add_argument("--n-train", type=int, default=100000)
+    ap.add_argument("--drill-frac", type=float, default=0.25, help="arithmetic drill sequences per problem")
     ap.add_argument("--train-seed", type=int, default=1)
     ap.add_argument("--vocab-items", type=int, default=6000)
     ap.add_argument("--merges", type=int, default=1000)
@@ -195,11 +233,17 @@ def main():
         for m in MODES:
             texts.append((it["prompt"][m], True))
             texts.append((it["target"][m], False))
+    drng = random.Random(args.seed + 1)
+    drills = [make_drill(drng) for _ in range(int(len(train_items) * args.drill_frac))]
+    texts += [(p, True) for p, _ in drills[:200]] + [(t, False) for _, t in drills[:200]]
     tok = Tokenizer(*train_vocab(texts, args.merges))
     tok.save(os.path.join(args.out, "vocab.json"))
     log(lf, f"vocab: {len(tok)} tokens ({time.time() - t0:.0f}s)")
 
     examples = [encode_example(tok, it, mode_of(i)) for i, it in enumerate(train_items)]
+    for p, t in drills:
+        examples.append((tok.encode(p, add_prefix=True, bos=True), tok.encode(t, add_prefix=False) + [EOS]))
+    log(lf, f"{len(drills)} arithmetic drill sequences added")
     ntok = sum(len(p) + len(t) for p, t in examples)
     log(lf, f"tokenized {len(examples)} examples, {ntok} tokens, mean {ntok / len(examples):.1f} "
         f"({time.time() - t0:.0f}s)")
@@ -263,7 +307,11 @@ def main():
     from export_gguf import export
     gguf = args.gguf or os.path.join(args.out, "kvscope-reasoner.gguf")
     export(model, cfg, tok, gguf)
-    log(lf, f"exported {gguf} ({os.path.getsize(gguf)} bytes)")
+    from export_gguf import read_gguf
+    kv, tensors = read_gguf(gguf)
+    assert kv["general.architecture"] == "llama" and len(kv["tokenizer.ggml.tokens"]) == len(tok)
+    assert tensors["token_embd.weight"][0] == (len(tok), cfg.dim) and len(tensors) == 2 + 9 * cfg.layers + 1
+    log(lf, f"exported {gguf} ({os.path.getsize(gguf)} bytes, {len(tensors)} tensors, read back ok)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,181 @@
+// kvscope eval: greedy accuracy of a model on a benchmark task (tinygsm), overall and by steps.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "engine/context.h"
+#include "tinygsm/tinygsm.h"
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+void add_eval_command(CLI::App& app);
+
+namespace {
+
+struct Tally {
+  int n = 0, correct = 0;
+  long tokens = 0;
+  nlohmann::json json() const {
+    return {{"n", n}, {"correct", correct}, {"accuracy", n ? double(correct) / n : 0.0},
+            {"mean_tokens", n ? double(tokens) / n : 0.0}};
+  }
+};
+
+class Progress {
+ public:
+  Progress(bool on, int total, std::string label) : on_(on), tty_(isatty(2)), total_(total), label_(std::move(label)) {}
+  void update(int done, int correct, double elapsed_s) {
+    if (!on_) return;
+    const int pct = total_ ? done * 100 / total_ : 100;
+    if (!tty_ && pct / 10 == last_decile_ && done != total_) return;  // logs: one line per 10%
+    last_decile_ = pct / 10;
+    const int width = 30, fill = total_ ? done * width / total_ : width;
+    std::string bar(fill, '=');
+    if (fill < width) bar += '>' + std::string(width - fill - 1, ' ');
+    std::fprintf(stderr, "%s%s [%s] %d/%d acc %.1f%% %.1f/s", tty_ ? "\r" : "", label_.c_str(), bar.c_str(), done,
+                 total_, done ? 100.0 * correct / done : 0.0, elapsed_s > 0 ? done / elapsed_s : 0.0);
+    if (!tty_ || done == total_) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool on_, tty_;
+  int total_;
+  std::string label_;
+  int last_decile_ = -1;
+};
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval", "Measure a model's greedy accuracy on a benchmark task");
+  struct Opts {
+    ModelOpts model;
+    std::string task = "tinygsm", split = "test", mode = "slow", details;
+    int n = 1000, max_tokens = 256;
+    uint64_t seed = tinygsm::kDefaultSeed;
+    bool json = false, quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--task", o->task, "Benchmark task (tinygsm)")->capture_default_str();
+  cmd->add_option("--split", o->split, "test | heldout | validation | train")->capture_default_str();
+  cmd->add_option("--mode", o->mode, "Answer style: fast | mixed | slow | all")->capture_default_str();
+  cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Generator seed of the problems")->capture_default_str();
+  cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per problem")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--details", o->details, "Write every problem's output to this JSON-lines file");
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress bar on stderr");
+  cmd->callback([o] {
+    if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
+    auto split = tinygsm::parse_split(o->split);
+    if (!split) throw InputError("unknown split '" + o->split + "' (test, heldout, validation, train)");
+    std::vector<tinygsm::Mode> modes;
+    if (o->mode == "all") {
+      modes = {tinygsm::Mode::Fast, tinygsm::Mode::Mixed, tinygsm::Mode::Slow};
+    } else {
+      auto m = tinygsm::parse_mode(o->mode);
+      if (!m) throw InputError("unknown mode '" + o->mode + "' (fast, mixed, slow, all)");
+      modes = {*m};
+    }
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
+    Context ctx(*model, o->model.context_params());
+    SamplingParams sp;
+    sp.temperature = 0.0f;
+    sp.top_k = 0;
+    sp.top_p = 1.0f;
+    sp.min_p = 0.0f;
+    std::ofstream details;
+    if (!o->details.empty()) {
+      details.open(o->details, std::ios::binary);
+      if (!details) throw InputError("cannot write " + o->details);
+    }
+    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
+
+    nlohmann::json per_mode = nlohmann::json::object();
+    for (tinygsm::Mode mode : modes) {
+      const std::string mname(tinygsm::mode_name(mode));
+      Tally all;
+      std::map<int, Tally> by_steps;
+      long prompt_tokens = 0;
+      Progress bar(!o->quiet, o->n, "eval " + o->split + "/" + mname);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < items.size(); ++i) {
+        const auto& it = items[i];
+        const auto ids = model->tokenizer().encode(tinygsm::format_prompt(it, mode), true, false);
+        if (static_cast<int>(ids.size()) >= ctx.n_ctx())
+          throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
+        const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
+        GenerateResult r = generate(ctx, ids, sp, room);
+        const auto got = tinygsm::parse_answer(r.text);
+        const bool ok = got && *got == it.answer;
+        const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == "eos" ? 1 : 0);
+        prompt_tokens += static_cast<long>(ids.size());
+        for (Tally* t : {&all, &by_steps[it.steps]}) {
+          t->n += 1;
+          t->correct += ok;
+          t->tokens += ntok;
+        }
+        if (details) {
+          nlohmann::json d = {{"index", it.index},   {"mode", mname},         {"steps", it.steps},
+                              {"answer", it.answer}, {"correct", ok},         {"tokens", ntok},
+                              {"output", r.text},    {"stop", r.stop_reason}, {"question", it.question}};
+          if (got) d["parsed"] = *got;
+          details << d.dump() << '\n';
+        }
+        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        bar.update(static_cast<int>(i + 1), all.correct, el);
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      nlohmann::json j = all.json();
+      j["mode"] = mname;
+      j["wall_s"] = wall;
+      j["gen_tok_s"] = wall > 0 ? all.tokens / wall : 0.0;
+      j["mean_prompt_tokens"] = all.n ? double(prompt_tokens) / all.n : 0.0;
+      nlohmann::json bs = nlohmann::json::object();
+      for (auto& [k, t] : by_steps) bs[std::to_string(k)] = t.json();
+      j["by_steps"] = bs;
+      per_mode[mname] = j;
+    }
+
+    if (o->json) {
+      nlohmann::json out = {{"task", o->task}, {"split", o->split}, {"n", o->n}, {"seed", o->seed}, {"model", path}};
+      if (modes.size() == 1) {
+        for (auto& [k, v] : per_mode.begin().value().items()) out[k] = v;
+      } else {
+        out["modes"] = per_mode;
+      }
+      std::printf("%s\n", out.dump().c_str());
+      return;
+    }
+    std::printf("tinygsm %s, n=%d, greedy (%s)\n", o->split.c_str(), o->n, path.c_str());
+    std::printf("%-6s %7s", "mode", "all");
+    for (int k = tinygsm::kMinSteps; k <= tinygsm::kMaxSteps; ++k) std::printf(" %6d", k);
+    std::printf(" %8s %8s\n", "tokens", "wall_s");
+    for (auto& [mname, j] : per_mode.items()) {
+      std::printf("%-6s %6.1f%%", mname.c_str(), j["accuracy"].get<double>() * 100);
+      for (int k = tinygsm::kMinSteps; k <= tinygsm::kMaxSteps; ++k) {
+        const auto key = std::to_string(k);
+        if (j["by_steps"].contains(key))
+          std::printf(" %5.1f%%", j["by_steps"][key]["accuracy"].get<double>() * 100);
+        else
+          std::printf(" %6s", "-");
+      }
+      std::printf(" %8.1f %8.1f\n", j["mean_tokens"].get<double>(), j["wall_s"].get<double>());
+    }
+  });
+}
+
+}  // namespace kvscope::cli

@@ -1,0 +1,691 @@
+// tinygsm generator: templates, deterministic sampling, splits, prompt/target formats.
+#include "tinygsm/tinygsm.h"
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace kvscope::tinygsm {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// PRNG: splitmix64. Integer ranges by modulo (the bias is irrelevant here and it is portable).
+uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+struct Rng {
+  uint64_t state;
+  explicit Rng(uint64_t s) : state(s) {}
+  uint64_t next() {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  int uniform(int lo, int hi) {  // inclusive; requires lo <= hi
+    return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  bool chance(int percent) { return static_cast<int>(next() % 100) < percent; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[next() % v.size()];
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary of the stories.
+const std::vector<std::string> kNames = {"Tom", "Anna", "Ben",  "Mia",  "Sam",  "Lily", "Max",
+                                         "Emma", "Leo", "Zoe",  "Jack", "Lucy", "Noah", "Ella",
+                                         "Omar", "Nina", "Ravi", "Sara", "Ivan", "Maya"};
+const std::vector<std::string> kObjects = {"apples",  "pencils", "stickers", "marbles", "cookies", "books",
+                                           "cards",   "shells",  "balloons", "eggs",    "toy cars", "crayons",
+                                           "stamps",  "candies", "oranges",  "beads"};
+struct Thing {
+  std::string one, many;
+};
+const std::vector<Thing> kThings = {{"book", "books"},         {"pen", "pens"},   {"notebook", "notebooks"},
+                                    {"toy", "toys"},           {"ticket", "tickets"}, {"ball", "balls"},
+                                    {"sandwich", "sandwiches"}, {"kite", "kites"}};
+struct Activity {
+  std::string third, base;  // "reads" / "read"
+};
+const std::vector<Activity> kActivities = {{"reads", "read"},           {"practices the piano", "practice the piano"},
+                                           {"swims", "swim"},           {"draws", "draw"},
+                                           {"plays chess", "play chess"}, {"runs", "run"}};
+
+// ---------------------------------------------------------------------------------------------
+// Templates. Placeholders: {P} subject, {F} another person, {N} amount, {K} factor / count,
+// {O} plural object, {I}/{Is} a thing bought (money), {A}/{a} activity (time), {H} fraction word,
+// {P0} {P1} the two people of a "together" question.
+enum class Domain { Objects, Money, Time };
+enum class Kind { Start, Add, Sub, Mul, Div, GroupAdd, GroupSub, More, Fewer, Times, Final, Together };
+
+struct Template {
+  Domain domain;
+  Kind kind;
+  bool heldout;
+  const char* text;
+};
+
+constexpr bool H = true, T = false;
+using D = Domain;
+using K = Kind;
+
+const Template kTemplates[] = {
+    // ---- objects
+    {D::Objects, K::Start, T, "{P} has {N} {O}."},
+    {D::Objects, K::Start, T, "{P} starts with {N} {O}."},
+    {D::Objects, K::Start, T, "There are {N} {O} in {P}'s bag."},
+    {D::Objects, K::Start, H, "{P} collected {N} {O} last week."},
+    {D::Objects, K::Add, T, "{P} buys {N} more {O}."},
+    {D::Objects, K::Add, T, "Then {P} finds {N} more {O}."},
+    {D::Objects, K::Add, T, "{F} gives {P} {N} {O}."},
+    {D::Objects, K::Add, H, "{P} gets another {N} {O} as a gift."},
+    {D::Objects, K::Sub, T, "{P} gives {N} {O} to {F}."},
+    {D::Objects, K::Sub, T, "{P} loses {N} {O}."},
+    {D::Objects, K::Sub, T, "{P} sells {N} of the {O}."},
+    {D::Objects, K::Sub, H, "{F} takes {N} {O} away from {P}."},
+    {D::Objects, K::Mul, T, "Then the number of {O} {P} has becomes {K} times as large."},
+    {D::Objects, K::Mul, T, "{P} ends up with {K} times as many {O} as before."},
+    {D::Objects, K::Mul, H, "{P} multiplies the number of {O} by {K}."},
+    {D::Objects, K::Div, T, "{P} splits the {O} into {K} equal groups and keeps one group."},
+    {D::Objects, K::Div, T, "{P} divides the {O} into {K} equal piles and keeps just one pile."},
+    {D::Objects, K::Div, H, "{P} keeps only one of {K} equal parts of the {O}."},
+    {D::Objects, K::GroupAdd, T, "{P} buys {K} boxes of {O} with {N} in each box."},
+    {D::Objects, K::GroupAdd, T, "{P} gets {K} bags with {N} {O} in each bag."},
+    {D::Objects, K::GroupAdd, H, "{P} picks up {K} packs of {N} {O} each."},
+    {D::Objects, K::More, T, "{F} has {N} more {O} than {P}."},
+    {D::Objects, K::More, H, "{F} owns {N} {O} more than {P} does."},
+    {D::Objects, K::Fewer, T, "{F} has {N} fewer {O} than {P}."},
+    {D::Objects, K::Fewer, H, "{F} owns {N} fewer {O} than {P} does."},
+    {D::Objects, K::Times, T, "{F} has {K} times as many {O} as {P}."},
+    {D::Objects, K::Times, H, "{F} owns {K} times the number of {O} that {P} has."},
+    {D::Objects, K::Final, T, "How many {O} does {P} have now?"},
+    {D::Objects, K::Final, T, "How many {O} does {P} have in the end?"},
+    {D::Objects, K::Final, H, "What is the number of {O} that {P} has now?"},
+    {D::Objects, K::Together, T, "How many {O} do {P0} and {P1} have together?"},
+    {D::Objects, K::Together, H, "How many {O} do {P0} and {P1} have in total?"},
+    // ---- money
+    {D::Money, K::Start, T, "{P} has ${N}."},
+    {D::Money, K::Start, T, "{P} has ${N} in a wallet."},
+    {D::Money, K::Start, H, "{P} saved ${N}."},
+    {D::Money, K::Add, T, "{P} earns ${N}."},
+    {D::Money, K::Add, T, "{F} gives {P} ${N}."},
+    {D::Money, K::Add, H, "{P} is paid ${N} for doing chores."},
+    {D::Money, K::Sub, T, "{P} spends ${N} on a {I}."},
+    {D::Money, K::Sub, T, "{P} pays ${N} for a {I}."},
+    {D::Money, K::Sub, H, "{P} gives ${N} to {F}."},
+    {D::Money, K::Mul, T, "The money {P} has becomes {K} times as much."},
+    {D::Money, K::Mul, T, "{P}'s money grows to {K} times as much."},
+    {D::Money, K::Mul, H, "{P} multiplies the money by {K}."},
+    {D::Money, K::Div, T, "{P} splits the money into {K} equal parts and keeps one part."},
+    {D::Money, K::Div, H, "{P} keeps only one of {K} equal parts of the money."},
+    {D::Money, K::GroupAdd, T, "{P} earns ${N} a day for {K} days."},
+    {D::Money, K::GroupAdd, T, "{P} gets ${N} each week for {K} weeks."},
+    {D::Money, K::GroupAdd, H, "For {K} days in a row, {P} earns ${N} per day."},
+    {D::Money, K::GroupSub, T, "{P} buys {K} {Is} for ${N} each."},
+    {D::Money, K::GroupSub, T, "{P} buys {K} {Is} that cost ${N} each."},
+    {D::Money, K::GroupSub, H, "Each {I} costs ${N}, and {P} buys {K} of them."},
+    {D::Money, K::More, T, "{F} has ${N} more than {P}."},
+    {D::Money, K::More, H, "{F} has ${N} more money than {P} does."},
+    {D::Money, K::Fewer, T, "{F} has ${N} less than {P}."},
+    {D::Money, K::Fewer, H, "{F} has ${N} less money than {P} does."},
+    {D::Money, K::Times, T, "{F} has {K} times as much money as {P}."},
+    {D::Money, K::Times, H, "{F} has {K} times the money that {P} has."},
+    {D::Money, K::Final, T, "How much money does {P} have now?"},
+    {D::Money, K::Final, T, "How many dollars does {P} have in the end?"},
+    {D::Money, K::Final, H, "How much money is left for {P}?"},
+    {D::Money, K::Together, T, "How much money do {P0} and {P1} have together?"},
+    {D::Money, K::Together, H, "How much money do {P0} and {P1} have in total?"},
+    // ---- time
+    {D::Time, K::Start, T, "{P} {A} for {N} minutes on Monday."},
+    {D::Time, K::Start, T, "On Monday, {P} {A} for {N} minutes."},
+    {D::Time, K::Start, H, "On the first day, {P} {A} for {N} minutes."},
+    {D::Time, K::Add, T, "The next day, {P} {A} for {N} minutes more than the day before."},
+    {D::Time, K::Add, T, "The day after that, {P} {A} {N} minutes longer."},
+    {D::Time, K::Add, H, "Then {P} adds {N} minutes the next day."},
+    {D::Time, K::Sub, T, "The next day, {P} {A} for {N} minutes less than the day before."},
+    {D::Time, K::Sub, T, "The day after that, {P} {A} {N} minutes shorter."},
+    {D::Time, K::Sub, H, "Then {P} cuts {N} minutes the next day."},
+    {D::Time, K::Mul, T, "The next day, {P} {A} {K} times as long as the day before."},
+    {D::Time, K::Mul, T, "The day after that, {P} {A} for {K} times as many minutes."},
+    {D::Time, K::Mul, H, "Then {P} multiplies the time by {K} the next day."},
+    {D::Time, K::Div, T, "The next day, {P} {A} for {H} as long."},
+    {D::Time, K::Div, T, "The day after that, {P} {A} only {H} as long."},
+    {D::Time, K::Div, H, "Then {P} divides the time by {K} the next day."},
+    {D::Time, K::Final, T, "How many minutes does {P} {a} on the last day?"},
+    {D::Time, K::Final, T, "For how many minutes does {P} {a} on the last day?"},
+    {D::Time, K::Final, H, "How long, in minutes, does {P} {a} on the last day?"},
+};
+constexpr int kNumTemplates = static_cast<int>(sizeof(kTemplates) / sizeof(kTemplates[0]));
+
+// Template ids of (domain, kind), split into the training pool and the held-out pool.
+struct Pools {
+  std::vector<int> normal, held;
+};
+const Pools& pools(Domain d, Kind k) {
+  static const auto table = [] {
+    std::array<std::array<Pools, 12>, 3> t{};
+    for (int i = 0; i < kNumTemplates; ++i) {
+      auto& p = t[static_cast<int>(kTemplates[i].domain)][static_cast<int>(kTemplates[i].kind)];
+      (kTemplates[i].heldout ? p.held : p.normal).push_back(i);
+    }
+    return t;
+  }();
+  return table[static_cast<int>(d)][static_cast<int>(k)];
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
+const char* fraction_word(int k) {
+  switch (k) {
+    case 2: return "half";
+    case 3: return "a third";
+    case 4: return "a quarter";
+    default: return "?";
+  }
+}
+
+// All the words a template may mention.
+struct Vars {
+  std::string P, F, O, I, Is, A, a, P0, P1;
+  int N = 0, Kf = 0;
+};
+
+std::string fill(std::string s, const Vars& v) {
+  replace_all(s, "{P0}", v.P0);
+  replace_all(s, "{P1}", v.P1);
+  replace_all(s, "{P}", v.P);
+  replace_all(s, "{F}", v.F);
+  replace_all(s, "{O}", v.O);
+  replace_all(s, "{Is}", v.Is);
+  replace_all(s, "{I}", v.I);
+  replace_all(s, "{A}", v.A);
+  replace_all(s, "{a}", v.a);
+  replace_all(s, "{H}", fraction_word(v.Kf));
+  replace_all(s, "{N}", std::to_string(v.N));
+  replace_all(s, "{K}", std::to_string(v.Kf));
+  return s;
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+struct Builder {
+  Rng& rng;
+  bool heldout_split;
+  Domain domain;
+  Item& item;
+  bool used_heldout = false;
+
+  int choose_template(Kind k) {
+    const Pools& p = pools(domain, k);
+    if (heldout_split && !p.held.empty() && (p.normal.empty() || rng.chance(50))) {
+      used_heldout = true;
+      int id = rng.pick(p.held);
+      item.templates.push_back(id);
+      return id;
+    }
+    if (p.normal.empty()) throw std::logic_error("tinygsm: no template");
+    int id = rng.pick(p.normal);
+    item.templates.push_back(id);
+    return id;
+  }
+};
+
+std::string unit_text(Domain d, const Vars& v) {
+  switch (d) {
+    case Domain::Objects: return v.O;
+    case Domain::Money: return "dollars";
+    case Domain::Time: return "minutes";
+  }
+  return "";
+}
+
+// One attempt at building an item; returns false when the random walk got stuck.
+bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
+  item.question.clear();
+  item.worked.clear();
+  item.templates.clear();
+  item.opening.clear();
+
+  const int droll = rng.uniform(0, 9);
+  const Domain domain = droll < 5 ? Domain::Objects : (droll < 8 ? Domain::Money : Domain::Time);
+  Builder b{rng, heldout_split, domain, item};
+
+  // People in order of appearance (distinct).
+  std::vector<std::string> people;
+  auto new_person = [&]() {
+    for (;;) {
+      const std::string& n = rng.pick(kNames);
+      bool used = false;
+      for (auto& p : people) used |= (p == n);
+      if (!used) {
+        people.push_back(n);
+        return n;
+      }
+    }
+  };
+  auto other_person = [&](const std::string& not_this) {
+    for (;;) {
+      const std::string& n = rng.pick(kNames);
+      if (n != not_this) return n;
+    }
+  };
+
+  Vars vars;
+  vars.P = new_person();
+  vars.O = rng.pick(kObjects);
+  const Thing& thing = rng.pick(kThings);
+  vars.I = thing.one;
+  vars.Is = thing.many;
+  const Activity& act = rng.pick(kActivities);
+  vars.A = act.third;
+  vars.a = act.base;
+  const std::string unit = unit_text(domain, vars);
+
+  std::vector<std::string> sentences;
+  int v = 0;
+  switch (domain) {
+    case Domain::Objects: v = rng.uniform(2, 60); break;
+    case Domain::Money: v = rng.uniform(10, 100); break;
+    case Domain::Time: v = rng.uniform(10, 60); break;
+  }
+  vars.N = v;
+  sentences.push_back(fill(kTemplates[b.choose_template(Kind::Start)].text, vars));
+  if (domain == Domain::Time)
+    item.opening = "On day 1, " + vars.P + " " + vars.A + " for " + std::to_string(v) + " minutes.";
+  else
+    item.opening = vars.P + " has " + std::to_string(v) + " " + unit + ".";
+
+  std::string prev_subject;
+  int prev_value = 0;
+  bool last_compare = false;
+  int day = 1;
+  int remaining = steps;
+
+  auto add_step = [&](char op, int a, int bb, int r, std::string sentence) {
+    Step s;
+    s.op = op;
+    s.a = a;
+    s.b = bb;
+    s.result = r;
+    s.sentence = std::move(sentence);
+    item.worked.push_back(std::move(s));
+  };
+  auto eq = [](int a, char op, int bb, int r) {
+    return std::to_string(a) + " " + op + " " + std::to_string(bb) + " = " + std::to_string(r);
+  };
+
+  while (remaining > 0) {
+    // Which kinds can be used now, with weights.
+    struct Option {
+      Kind kind;
+      int weight;
+    };
+    std::vector<Option> opts;
+    const bool can_compare = domain != Domain::Time;
+    if (v + 2 <= kMaxValue) opts.push_back({Kind::Add, 30});
+    if (v >= 4) opts.push_back({Kind::Sub, 30});
+    if (v <= 50 && v * 2 <= kMaxValue) opts.push_back({Kind::Mul, 15});
+    std::vector<int> divisors;
+    for (int k = 2; k <= (domain == Domain::Time ? 4 : 5); ++k)
+      if (v % k == 0 && v / k >= 2) divisors.push_back(k);
+    if (!divisors.empty()) opts.push_back({Kind::Div, 20});
+    if (domain != Domain::Time && remaining >= 2 && v + 4 <= kMaxValue) opts.push_back({Kind::GroupAdd, 12});
+    if (domain == Domain::Money && remaining >= 2 && v >= 6) opts.push_back({Kind::GroupSub, 12});
+    if (can_compare && v + 2 <= kMaxValue) opts.push_back({Kind::More, 10});
+    if (can_compare && v >= 4) opts.push_back({Kind::Fewer, 10});
+    if (can_compare && v <= 50 && v * 2 <= kMaxValue) opts.push_back({Kind::Times, 7});
+    if (remaining == 1 && last_compare && v + prev_value <= kMaxValue) opts.push_back({Kind::Together, 60});
+    if (opts.empty()) return false;
+    int total = 0;
+    for (auto& o : opts) total += o.weight;
+    int roll = rng.uniform(0, total - 1);
+    Kind kind = opts.back().kind;
+    for (auto& o : opts) {
+      if (roll < o.weight) {
+        kind = o.kind;
+        break;
+      }
+      roll -= o.weight;
+    }
+
+    last_compare = false;
+    switch (kind) {
+      case Kind::Add: {
+        const int hi = std::min(domain == Domain::Money ? 40 : 30, kMaxValue - v);
+        const int n = rng.uniform(2, hi);
+        vars.N = n;
+        vars.F = other_person(vars.P);
+        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        const int r = v + n;
+        std::string s;
+        if (domain == Domain::Time)
+          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '+', n, r) + " minutes.";
+        else
+          s = vars.P + " gets " + std::to_string(n) + " more, so " + vars.P + " has " + eq(v, '+', n, r) + " " + unit + ".";
+        add_step('+', v, n, r, s);
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      case Kind::Sub: {
+        const int hi = std::min(domain == Domain::Money ? 40 : 30, v - 2);
+        const int n = rng.uniform(2, hi);
+        vars.N = n;
+        vars.F = other_person(vars.P);
+        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        const int r = v - n;
+        std::string s;
+        if (domain == Domain::Time)
+          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '-', n, r) + " minutes.";
+        else
+          s = vars.P + " has " + std::to_string(n) + " fewer, so " + vars.P + " has " + eq(v, '-', n, r) + " " + unit + ".";
+        add_step('-', v, n, r, s);
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      case Kind::Mul: {
+        const int hi = std::min(domain == Domain::Time ? 3 : 4, kMaxValue / v);
+        const int k = rng.uniform(2, hi);
+        vars.Kf = k;
+        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        const int r = v * k;
+        std::string s;
+        if (domain == Domain::Time)
+          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '*', k, r) + " minutes.";
+        else
+          s = vars.P + " has " + std::to_string(k) + (domain == Domain::Money ? " times as much, so " : " times as many, so ") + vars.P + " has " + eq(v, '*', k, r) + " " +
+              unit + ".";
+        add_step('*', v, k, r, s);
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      case Kind::Div: {
+        const int k = rng.pick(divisors);
+        vars.Kf = k;
+        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        const int r = v / k;
+        std::string s;
+        if (domain == Domain::Time)
+          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '/', k, r) + " minutes.";
+        else
+          s = vars.P + " keeps one of " + std::to_string(k) + " parts, so " + vars.P + " has " + eq(v, '/', k, r) + " " +
+              unit + ".";
+        add_step('/', v, k, r, s);
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      case Kind::GroupAdd:
+      case Kind::GroupSub: {
+        int k = 0, n = 0;
+        bool ok = false;
+        for (int tries = 0; tries < 20 && !ok; ++tries) {
+          k = rng.uniform(2, 6);
+          n = rng.uniform(2, 10);
+          ok = kind == Kind::GroupAdd ? v + k * n <= kMaxValue : k * n <= v - 2;
+        }
+        if (!ok) return false;
+        vars.Kf = k;
+        vars.N = n;
+        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        const int t = k * n;
+        if (kind == Kind::GroupAdd) {
+          const std::string s1 = domain == Domain::Money
+                                     ? vars.P + " earns " + eq(k, '*', n, t) + " dollars."
+                                     : std::to_string(k) + " groups of " + std::to_string(n) + " make " + eq(k, '*', n, t) +
+                                           " " + unit + ".";
+          add_step('*', k, n, t, s1);
+          add_step('+', v, t, v + t, "So " + vars.P + " has " + eq(v, '+', t, v + t) + " " + unit + ".");
+          v += t;
+        } else {
+          add_step('*', k, n, t, std::to_string(k) + " " + vars.Is + " cost " + eq(k, '*', n, t) + " dollars.");
+          add_step('-', v, t, v - t, "So " + vars.P + " has " + eq(v, '-', t, v - t) + " dollars.");
+          v -= t;
+        }
+        remaining -= 2;
+        break;
+      }
+      case Kind::More:
+      case Kind::Fewer:
+      case Kind::Times: {
+        int r = 0;
+        char op = '+';
+        std::string how;
+        if (kind == Kind::More) {
+          const int n = rng.uniform(2, std::min(30, kMaxValue - v));
+          vars.N = n;
+          r = v + n;
+          how = std::to_string(n) + " more";
+        } else if (kind == Kind::Fewer) {
+          const int n = rng.uniform(2, std::min(30, v - 2));
+          vars.N = n;
+          r = v - n;
+          op = '-';
+          how = std::to_string(n) + " fewer";
+        } else {
+          const int k = rng.uniform(2, std::min(4, kMaxValue / v));
+          vars.Kf = k;
+          r = v * k;
+          op = '*';
+          how = std::to_string(k) + (domain == Domain::Money ? " times as much" : " times as many");
+        }
+        vars.F = new_person();
+        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        const int operand = kind == Kind::Times ? vars.Kf : vars.N;
+        add_step(op, v, operand, r,
+                 vars.F + " has " + how + " than " + vars.P + ", so " + vars.F + " has " + eq(v, op, operand, r) + " " +
+                     unit + ".");
+        if (kind == Kind::Times)
+          item.worked.back().sentence = vars.F + " has " + how + " as " + vars.P + ", so " + vars.F + " has " +
+                                        eq(v, op, operand, r) + " " + unit + ".";
+        prev_subject = vars.P;
+        prev_value = v;
+        vars.P = vars.F;
+        v = r;
+        last_compare = true;
+        remaining -= 1;
+        break;
+      }
+      case Kind::Together: {
+        vars.P0 = prev_subject;
+        vars.P1 = vars.P;
+        const int r = prev_value + v;
+        item.question.clear();
+        // The together question replaces the final question.
+        for (auto& s : sentences) item.question += s + " ";
+        item.question += fill(kTemplates[b.choose_template(kind)].text, vars);
+        add_step('+', prev_value, v, r,
+                 "Together " + prev_subject + " and " + vars.P + " have " + eq(prev_value, '+', v, r) + " " + unit + ".");
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      default: return false;
+    }
+  }
+  if (item.question.empty()) {  // no "together" question: ask about the current subject
+    for (auto& s : sentences) item.question += s + " ";
+    item.question += fill(kTemplates[b.choose_template(Kind::Final)].text, vars);
+  }
+  item.answer = v;
+  item.steps = static_cast<int>(item.worked.size());
+  if (item.steps != steps) return false;
+  for (auto& s : item.worked)
+    if (s.result < 2 || s.result > kMaxValue) return false;
+  if (heldout_split && !b.used_heldout) return false;
+  return true;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------
+std::string_view split_name(Split s) {
+  switch (s) {
+    case Split::Train: return "train";
+    case Split::Validation: return "validation";
+    case Split::Test: return "test";
+    case Split::Heldout: return "heldout";
+  }
+  return "?";
+}
+
+std::optional<Split> parse_split(std::string_view n) {
+  if (n == "train") return Split::Train;
+  if (n == "validation" || n == "val") return Split::Validation;
+  if (n == "test") return Split::Test;
+  if (n == "heldout") return Split::Heldout;
+  return std::nullopt;
+}
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::Fast: return "fast";
+    case Mode::Mixed: return "mixed";
+    case Mode::Slow: return "slow";
+  }
+  return "?";
+}
+
+std::optional<Mode> parse_mode(std::string_view n) {
+  if (n == "fast") return Mode::Fast;
+  if (n == "mixed") return Mode::Mixed;
+  if (n == "slow") return Mode::Slow;
+  return std::nullopt;
+}
+
+std::string Step::equation() const {
+  return std::to_string(a) + " " + op + " " + std::to_string(b) + " = " + std::to_string(result);
+}
+std::string Step::compact_equation() const {
+  return std::to_string(a) + op + std::to_string(b) + "=" + std::to_string(result);
+}
+int Step::compute() const {
+  switch (op) {
+    case '+': return a + b;
+    case '-': return a - b;
+    case '*': return a * b;
+    case '/': return b != 0 ? a / b : 0;
+  }
+  return 0;
+}
+
+Split hash_split(std::string_view question) {
+  const uint64_t h = mix64(fnv1a(question)) % 20;
+  if (h == 0) return Split::Validation;
+  if (h == 1) return Split::Test;
+  return Split::Train;
+}
+
+int template_count() { return kNumTemplates; }
+bool template_is_heldout(int id) { return id >= 0 && id < kNumTemplates && kTemplates[id].heldout; }
+std::string_view template_text(int id) { return id >= 0 && id < kNumTemplates ? kTemplates[id].text : ""; }
+
+Item generate_item(Split split, uint64_t seed, uint64_t index, int steps) {
+  const uint64_t base = mix64(mix64(mix64(seed) ^ (0x51ED2701ull + static_cast<uint64_t>(split))) ^ index);
+  Item item;
+  for (uint64_t attempt = 0;; ++attempt) {
+    Rng rng(mix64(base ^ (attempt * 0xD1B54A32D192ED03ull)));
+    const int n_steps = steps > 0 ? steps : rng.uniform(kMinSteps, kMaxSteps);
+    if (!build(rng, split == Split::Heldout, n_steps, item)) continue;
+    if (split != Split::Heldout && hash_split(item.question) != split) continue;
+    break;
+  }
+  item.split = split;
+  item.seed = seed;
+  item.index = index;
+  return item;
+}
+
+std::vector<Item> generate(Split split, size_t n, uint64_t seed, int steps) {
+  std::vector<Item> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(generate_item(split, seed, i, steps));
+  return out;
+}
+
+std::string format_prompt(const Item& item, Mode mode) {
+  return "Question: " + item.question + "\nMode: " + std::string(mode_name(mode)) + "\n";
+}
+
+std::string format_target(const Item& item, Mode mode) {
+  std::string out;
+  switch (mode) {
+    case Mode::Fast: break;
+    case Mode::Mixed:
+      for (auto& s : item.worked) out += s.compact_equation() + ". ";
+      break;
+    case Mode::Slow:
+      out = item.opening + " ";
+      for (auto& s : item.worked) out += s.sentence + " ";
+      break;
+  }
+  return out + "Answer: " + std::to_string(item.answer);
+}
+
+std::optional<int> parse_answer(std::string_view text) {
+  const std::string_view key = "Answer:";
+  const size_t pos = text.rfind(key);
+  if (pos == std::string_view::npos) return std::nullopt;
+  size_t i = pos + key.size();
+  while (i < text.size() && text[i] == ' ') ++i;
+  bool neg = false;
+  if (i < text.size() && text[i] == '-') {
+    neg = true;
+    ++i;
+  }
+  long long v = 0;
+  size_t digits = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 10) {
+    v = v * 10 + (text[i] - '0');
+    ++i;
+    ++digits;
+  }
+  if (digits == 0 || digits >= 10) return std::nullopt;
+  return static_cast<int>(neg ? -v : v);
+}
+
+std::string to_json(const Item& item) {
+  nlohmann::json j;
+  j["split"] = split_name(item.split);
+  j["seed"] = item.seed;
+  j["index"] = item.index;
+  j["question"] = item.question;
+  j["answer"] = item.answer;
+  j["steps"] = item.steps;
+  nlohmann::json w = nlohmann::json::array();
+  for (auto& s : item.worked)
+    w.push_back({{"op", std::string(1, s.op)}, {"a", s.a}, {"b", s.b}, {"result", s.result},
+                 {"equation", s.equation()}, {"sentence", s.sentence}});
+  j["worked"] = w;
+  j["templates"] = item.templates;
+  for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) {
+    j["prompt"][std::string(mode_name(m))] = format_prompt(item, m);
+    j["target"][std::string(mode_name(m))] = format_target(item, m);
+  }
+  return j.dump();
+}
+
+}  // namespace kvscope::tinygsm

@@ -1,0 +1,83 @@
+// tinygsm: the project's own grade-school word-problem benchmark and training data.
+//
+// Problems are chains of 1 to 6 arithmetic steps (+, -, *, exact /) over small integers (every
+// value stays in [1, kMaxValue]) told as English sentences about people, objects, money and time.
+// Generation is deterministic from (split, seed, index): it uses its own splitmix64 PRNG, never the
+// standard library's distributions, so the same item comes out on every platform.
+//
+// Splits: an item using any held-out template belongs to the "heldout" split; every other item is
+// assigned to train / validation / test by a hash of its question text, so the three are disjoint
+// by construction. Held-out templates are never produced for train, validation or test.
+//
+// Answer styles (modes), chosen by a control line in the prompt:
+//   fast   "Answer: 42"
+//   mixed  equations only: "3+5=8. 8*2=16. Answer: 16"
+//   slow   full sentences of reasoning with every intermediate result, then "Answer: N"
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvscope::tinygsm {
+
+inline constexpr int kMinSteps = 1;
+inline constexpr int kMaxSteps = 6;
+inline constexpr int kMaxValue = 200;  // every quantity, intermediate or final, is in [2, kMaxValue]
+inline constexpr uint64_t kDefaultSeed = 2024;
+
+enum class Split { Train, Validation, Test, Heldout };
+enum class Mode { Fast, Mixed, Slow };
+
+std::string_view split_name(Split s);
+std::optional<Split> parse_split(std::string_view name);
+std::string_view mode_name(Mode m);
+std::optional<Mode> parse_mode(std::string_view name);
+
+// One arithmetic step: a op b = result, with op one of + - * /.
+struct Step {
+  char op = '+';
+  int a = 0, b = 0, result = 0;
+  std::string sentence;  // the slow-mode sentence(s) that contain this step's equation
+  std::string equation() const;          // "12 + 5 = 17"
+  std::string compact_equation() const;  // "12+5=17"
+  int compute() const;                   // recompute a op b (exact division checked by callers)
+};
+
+struct Item {
+  Split split = Split::Train;
+  uint64_t seed = 0;
+  uint64_t index = 0;
+  std::string question;
+  int answer = 0;
+  int steps = 0;                // number of arithmetic steps == worked.size()
+  std::vector<Step> worked;
+  std::string opening;          // slow-mode first sentence restating the starting quantity
+  std::vector<int> templates;   // ids of the question templates used, in order
+};
+
+// Deterministic generation. steps == 0 draws the number of steps uniformly in [1, 6].
+Item generate_item(Split split, uint64_t seed, uint64_t index, int steps = 0);
+std::vector<Item> generate(Split split, size_t n, uint64_t seed = kDefaultSeed, int steps = 0);
+
+// Which of train / validation / test a question (without held-out templates) belongs to.
+Split hash_split(std::string_view question);
+
+// Template table introspection (for tests and documentation).
+int template_count();
+bool template_is_heldout(int id);
+std::string_view template_text(int id);
+
+// Prompt and target text. The model sees "<s>" + prompt and must produce target then "</s>".
+std::string format_prompt(const Item& item, Mode mode);
+std::string format_target(const Item& item, Mode mode);
+
+// The integer after the last "Answer:" in text (optional sign, digits); nullopt when absent.
+std::optional<int> parse_answer(std::string_view text);
+
+// One JSON object (single line, no trailing newline) with question, answer, steps, worked steps,
+// templates and the prompt/target of every mode.
+std::string to_json(const Item& item);
+
+}  // namespace kvscope::tinygsm

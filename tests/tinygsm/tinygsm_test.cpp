@@ -1,0 +1,164 @@
+// tinygsm: determinism, correct worked steps, disjoint splits, held-out templates, answer parsing.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tinygsm/tinygsm.h"
+
+using namespace kvscope::tinygsm;
+
+namespace {
+const Split kAll[] = {Split::Train, Split::Validation, Split::Test, Split::Heldout};
+}
+
+TEST(TinyGsm, DeterministicFromSeed) {
+  for (Split s : kAll) {
+    auto a = generate(s, 50, 7);
+    auto b = generate(s, 50, 7);
+    ASSERT_EQ(a.size(), 50u);
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].question, b[i].question);
+      EXPECT_EQ(to_json(a[i]), to_json(b[i]));
+    }
+    auto c = generate(s, 50, 8);
+    int same = 0;
+    for (size_t i = 0; i < a.size(); ++i) same += a[i].question == c[i].question;
+    EXPECT_LT(same, 5) << "another seed should give other problems";
+  }
+}
+
+// Pinned items: a change here means the benchmark (and the trained model's data) changed.
+TEST(TinyGsm, PinnedExamples) {
+  auto it = generate_item(Split::Test, kDefaultSeed, 0);
+  EXPECT_EQ(it.question,
+            "On Monday, Ivan reads for 14 minutes. The day after that, Ivan reads only half as long. The next day, Ivan "
+            "reads for 4 minutes less than the day before. The day after that, Ivan reads 15 minutes longer. The next "
+            "day, Ivan reads for 8 minutes more than the day before. For how many minutes does Ivan read on the last "
+            "day?");
+  EXPECT_EQ(it.answer, 26);
+  EXPECT_EQ(it.steps, 4);
+  auto again = generate_item(Split::Test, kDefaultSeed, 0);
+  EXPECT_EQ(it.question, again.question);
+  // Index i of a split does not depend on how many were generated before it.
+  auto many = generate(Split::Test, 20, kDefaultSeed);
+  EXPECT_EQ(to_json(many[19]), to_json(generate_item(Split::Test, kDefaultSeed, 19)));
+}
+
+TEST(TinyGsm, WorkedStepsRecomputeToTheAnswer) {
+  for (Split s : kAll) {
+    for (const Item& it : generate(s, 400, 3)) {
+      ASSERT_GE(it.steps, kMinSteps);
+      ASSERT_LE(it.steps, kMaxSteps);
+      ASSERT_EQ(static_cast<int>(it.worked.size()), it.steps);
+      for (const Step& st : it.worked) {
+        EXPECT_EQ(st.compute(), st.result) << it.question;
+        if (st.op == '/') {
+          EXPECT_EQ(st.a % st.b, 0) << "division must be exact: " << it.question;
+        }
+        EXPECT_GE(st.result, 2);
+        EXPECT_LE(st.result, kMaxValue);
+        EXPECT_NE(st.sentence.find(st.equation()), std::string::npos) << st.sentence;
+      }
+      EXPECT_EQ(it.worked.back().result, it.answer);
+      // Each operand of a step is either given in the question or a result of an earlier step.
+      std::set<int> known;
+      for (size_t k = 0; k < it.worked.size(); ++k) {
+        const Step& st = it.worked[k];
+        std::vector<int> operands = {st.a};
+        if (st.op != '/') operands.push_back(st.b);  // time problems say "half as long"
+        for (int v : operands) {
+          bool in_question = it.question.find(std::to_string(v)) != std::string::npos;
+          EXPECT_TRUE(in_question || known.count(v)) << v << " in " << it.question;
+        }
+        known.insert(st.result);
+      }
+      EXPECT_EQ(parse_answer(format_target(it, Mode::Fast)), it.answer);
+      EXPECT_EQ(parse_answer(format_target(it, Mode::Mixed)), it.answer);
+      EXPECT_EQ(parse_answer(format_target(it, Mode::Slow)), it.answer);
+    }
+  }
+}
+
+TEST(TinyGsm, AllStepCountsAppear) {
+  std::set<int> seen;
+  for (const Item& it : generate(Split::Test, 300)) seen.insert(it.steps);
+  EXPECT_EQ(seen.size(), 6u);
+  for (int k = 1; k <= 6; ++k) EXPECT_EQ(generate_item(Split::Train, 1, 5, k).steps, k);
+}
+
+TEST(TinyGsm, SplitsAreDisjoint) {
+  std::set<std::string> train;
+  for (const Item& it : generate(Split::Train, 20000, 1)) train.insert(it.question);
+  for (Split s : {Split::Validation, Split::Test, Split::Heldout}) {
+    int overlap = 0;
+    for (const Item& it : generate(s, 1000)) overlap += train.count(it.question);
+    EXPECT_EQ(overlap, 0) << split_name(s);
+  }
+  std::set<std::string> test;
+  for (const Item& it : generate(Split::Test, 1000)) test.insert(it.question);
+  for (const Item& it : generate(Split::Validation, 1000)) EXPECT_EQ(test.count(it.question), 0u);
+  for (const Item& it : generate(Split::Test, 200)) EXPECT_EQ(hash_split(it.question), Split::Test);
+  for (const Item& it : generate(Split::Validation, 200)) EXPECT_EQ(hash_split(it.question), Split::Validation);
+}
+
+TEST(TinyGsm, HeldoutTemplatesOnlyInHeldout) {
+  int n_held = 0;
+  for (int id = 0; id < template_count(); ++id) n_held += template_is_heldout(id);
+  EXPECT_GE(n_held, 10);
+  for (Split s : {Split::Train, Split::Validation, Split::Test})
+    for (const Item& it : generate(s, 3000, 11))
+      for (int id : it.templates) ASSERT_FALSE(template_is_heldout(id)) << split_name(s) << ": " << it.question;
+  std::set<int> used;
+  for (const Item& it : generate(Split::Heldout, 2000)) {
+    bool any = false;
+    for (int id : it.templates) {
+      any |= template_is_heldout(id);
+      used.insert(id);
+    }
+    EXPECT_TRUE(any) << it.question;
+  }
+  int held_used = 0;
+  for (int id : used) held_used += template_is_heldout(id);
+  EXPECT_EQ(held_used, n_held) << "every held-out template is exercised by the heldout split";
+}
+
+TEST(TinyGsm, PromptAndTargetFormats) {
+  Item it = generate_item(Split::Test, kDefaultSeed, 3, 2);
+  EXPECT_EQ(format_prompt(it, Mode::Fast), "Question: " + it.question + "\nMode: fast\n");
+  EXPECT_EQ(format_prompt(it, Mode::Slow), "Question: " + it.question + "\nMode: slow\n");
+  EXPECT_EQ(format_target(it, Mode::Fast), "Answer: " + std::to_string(it.answer));
+  const std::string mixed = it.worked[0].compact_equation() + ". " + it.worked[1].compact_equation() +
+                            ". Answer: " + std::to_string(it.answer);
+  EXPECT_EQ(format_target(it, Mode::Mixed), mixed);
+  const std::string slow = format_target(it, Mode::Slow);
+  EXPECT_EQ(slow.rfind(it.opening, 0), 0u);
+  EXPECT_NE(slow.find(it.worked[0].equation()), std::string::npos);
+  EXPECT_GT(slow.size(), format_target(it, Mode::Mixed).size());
+  EXPECT_EQ(format_prompt(it, Mode::Mixed).find('\t'), std::string::npos);
+}
+
+TEST(TinyGsm, ParseAnswer) {
+  EXPECT_EQ(parse_answer("Answer: 42"), 42);
+  EXPECT_EQ(parse_answer("3+5=8. 8*2=16. Answer: 16"), 16);
+  EXPECT_EQ(parse_answer("Answer:7"), 7);
+  EXPECT_EQ(parse_answer("Answer:   -3 apples"), -3);
+  EXPECT_EQ(parse_answer("Answer: 12. Answer: 13"), 13);
+  EXPECT_EQ(parse_answer("Answer: 0"), 0);
+  EXPECT_EQ(parse_answer("Answer: 19</s>"), 19);
+  EXPECT_EQ(parse_answer("no answer here"), std::nullopt);
+  EXPECT_EQ(parse_answer("Answer: "), std::nullopt);
+  EXPECT_EQ(parse_answer("Answer: x"), std::nullopt);
+  EXPECT_EQ(parse_answer("Answer: -"), std::nullopt);
+  EXPECT_EQ(parse_answer("Answer: 12345678901"), std::nullopt);
+  EXPECT_EQ(parse_answer(""), std::nullopt);
+}
+
+TEST(TinyGsm, Names) {
+  for (Split s : kAll) EXPECT_EQ(parse_split(split_name(s)), s);
+  for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) EXPECT_EQ(parse_mode(mode_name(m)), m);
+  EXPECT_EQ(parse_split("val"), Split::Validation);
+  EXPECT_EQ(parse_split("nope"), std::nullopt);
+  EXPECT_EQ(parse_mode("think"), std::nullopt);
+}
