@@ -305,9 +305,9 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
   std::vector<std::string> sentences;
   int v = 0;
   switch (domain) {
-    case Domain::Objects: v = rng.uniform(2, 60); break;
-    case Domain::Money: v = rng.uniform(10, 100); break;
-    case Domain::Time: v = rng.uniform(10, 60); break;
+    case Domain::Objects: v = rng.uniform(2, 40); break;
+    case Domain::Money: v = rng.uniform(10, 60); break;
+    case Domain::Time: v = rng.uniform(10, 40); break;
   }
   vars.N = v;
   sentences.push_back(fill(kTemplates[b.choose_template(Kind::Start)].text, vars));
@@ -345,7 +345,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
     const bool can_compare = domain != Domain::Time;
     if (v + 2 <= kMaxValue) opts.push_back({Kind::Add, 30});
     if (v >= 4) opts.push_back({Kind::Sub, 30});
-    if (v <= 50 && v * 2 <= kMaxValue) opts.push_back({Kind::Mul, 15});
+    if (v <= kMaxMulInput && v * 2 <= kMaxValue) opts.push_back({Kind::Mul, 15});
     std::vector<int> divisors;
     for (int k = 2; k <= (domain == Domain::Time ? 4 : 5); ++k)
       if (v % k == 0 && v / k >= 2) divisors.push_back(k);
@@ -354,7 +354,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
     if (domain == Domain::Money && remaining >= 2 && v >= 6) opts.push_back({Kind::GroupSub, 12});
     if (can_compare && v + 2 <= kMaxValue) opts.push_back({Kind::More, 10});
     if (can_compare && v >= 4) opts.push_back({Kind::Fewer, 10});
-    if (can_compare && v <= 50 && v * 2 <= kMaxValue) opts.push_back({Kind::Times, 7});
+    if (can_compare && v <= kMaxMulInput && v * 2 <= kMaxValue) opts.push_back({Kind::Times, 7});
     if (remaining == 1 && last_compare && v + prev_value <= kMaxValue) opts.push_back({Kind::Together, 60});
     if (opts.empty()) return false;
     int total = 0;
@@ -372,7 +372,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
     last_compare = false;
     switch (kind) {
       case Kind::Add: {
-        const int hi = std::min(domain == Domain::Money ? 40 : 30, kMaxValue - v);
+        const int hi = std::min(20, kMaxValue - v);
         const int n = rng.uniform(2, hi);
         vars.N = n;
         vars.F = other_person(vars.P);
@@ -389,7 +389,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         break;
       }
       case Kind::Sub: {
-        const int hi = std::min(domain == Domain::Money ? 40 : 30, v - 2);
+        const int hi = std::min(20, v - 2);
         const int n = rng.uniform(2, hi);
         vars.N = n;
         vars.F = other_person(vars.P);
@@ -443,8 +443,8 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         int k = 0, n = 0;
         bool ok = false;
         for (int tries = 0; tries < 20 && !ok; ++tries) {
-          k = rng.uniform(2, 6);
-          n = rng.uniform(2, 10);
+          k = rng.uniform(2, 5);
+          n = rng.uniform(2, 9);
           ok = kind == Kind::GroupAdd ? v + k * n <= kMaxValue : k * n <= v - 2;
         }
         if (!ok) return false;
@@ -475,12 +475,12 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         char op = '+';
         std::string how;
         if (kind == Kind::More) {
-          const int n = rng.uniform(2, std::min(30, kMaxValue - v));
+          const int n = rng.uniform(2, std::min(20, kMaxValue - v));
           vars.N = n;
           r = v + n;
           how = std::to_string(n) + " more";
         } else if (kind == Kind::Fewer) {
-          const int n = rng.uniform(2, std::min(30, v - 2));
+          const int n = rng.uniform(2, std::min(20, v - 2));
           vars.N = n;
           r = v - n;
           op = '-';

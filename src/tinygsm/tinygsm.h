@@ -24,7 +24,8 @@ namespace kvscope::tinygsm {
 
 inline constexpr int kMinSteps = 1;
 inline constexpr int kMaxSteps = 6;
-inline constexpr int kMaxValue = 200;  // every quantity, intermediate or final, is in [2, kMaxValue]
+inline constexpr int kMaxValue = 100;   // every quantity, intermediate or final, is in [2, kMaxValue]
+inline constexpr int kMaxMulInput = 25;  // only quantities up to this are multiplied
 inline constexpr uint64_t kDefaultSeed = 2024;
 
 enum class Split { Train, Validation, Test, Heldout };

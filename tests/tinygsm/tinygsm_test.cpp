@@ -33,12 +33,11 @@ TEST(TinyGsm, DeterministicFromSeed) {
 TEST(TinyGsm, PinnedExamples) {
   auto it = generate_item(Split::Test, kDefaultSeed, 0);
   EXPECT_EQ(it.question,
-            "On Monday, Ivan reads for 14 minutes. The day after that, Ivan reads only half as long. The next day, Ivan "
-            "reads for 4 minutes less than the day before. The day after that, Ivan reads 15 minutes longer. The next "
-            "day, Ivan reads for 8 minutes more than the day before. For how many minutes does Ivan read on the last "
-            "day?");
-  EXPECT_EQ(it.answer, 26);
-  EXPECT_EQ(it.steps, 4);
+            "Max draws for 23 minutes on Monday. The next day, Max draws for 12 minutes more than the day before. The "
+            "day after that, Max draws 10 minutes shorter. The day after that, Max draws 15 minutes longer. For how "
+            "many minutes does Max draw on the last day?");
+  EXPECT_EQ(it.answer, 40);
+  EXPECT_EQ(it.steps, 3);
   auto again = generate_item(Split::Test, kDefaultSeed, 0);
   EXPECT_EQ(it.question, again.question);
   // Index i of a split does not depend on how many were generated before it.
