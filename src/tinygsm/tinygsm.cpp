@@ -263,9 +263,11 @@ std::string unit_text(Domain d, const Vars& v) {
 // One attempt at building an item; returns false when the random walk got stuck.
 bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
   item.question.clear();
+  item.final_question.clear();
+  item.sentences.clear();
+  item.reasoning.clear();
   item.worked.clear();
   item.templates.clear();
-  item.opening.clear();
 
   const int droll = rng.uniform(0, 9);
   const Domain domain = droll < 5 ? Domain::Objects : (droll < 8 ? Domain::Money : Domain::Time);
@@ -311,25 +313,26 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
   }
   vars.N = v;
   sentences.push_back(fill(kTemplates[b.choose_template(Kind::Start)].text, vars));
-  if (domain == Domain::Time)
-    item.opening = "On day 1, " + vars.P + " " + vars.A + " for " + std::to_string(v) + " minutes.";
-  else
-    item.opening = vars.P + " has " + std::to_string(v) + " " + unit + ".";
 
   std::string prev_subject;
   int prev_value = 0;
   bool last_compare = false;
-  int day = 1;
   int remaining = steps;
 
-  auto add_step = [&](char op, int a, int bb, int r, std::string sentence) {
+  // clause: what the step computes, e.g. "Leo has 48 + 7 = 55 dollars"; it joins the quoted
+  // question sentence it belongs to (sentence index), or stands alone (-1: "together").
+  std::vector<std::pair<int, std::string>> clauses;
+  auto add_step = [&](char op, int a, int bb, int r, std::string clause) {
     Step s;
     s.op = op;
     s.a = a;
     s.b = bb;
     s.result = r;
-    s.sentence = std::move(sentence);
     item.worked.push_back(std::move(s));
+    clauses.emplace_back(static_cast<int>(sentences.size()) - 1, std::move(clause));
+  };
+  auto has = [&](const std::string& who, const std::string& e) {
+    return domain == Domain::Time ? "that is " + e + " minutes" : who + " has " + e + " " + unit;
   };
   auto eq = [](int a, char op, int bb, int r) {
     return std::to_string(a) + " " + op + " " + std::to_string(bb) + " = " + std::to_string(r);
@@ -378,11 +381,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         vars.F = other_person(vars.P);
         sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
         const int r = v + n;
-        std::string s;
-        if (domain == Domain::Time)
-          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '+', n, r) + " minutes.";
-        else
-          s = vars.P + " gets " + std::to_string(n) + " more, so " + vars.P + " has " + eq(v, '+', n, r) + " " + unit + ".";
+        const std::string s = has(vars.P, eq(v, '+', n, r));
         add_step('+', v, n, r, s);
         v = r;
         remaining -= 1;
@@ -395,11 +394,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         vars.F = other_person(vars.P);
         sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
         const int r = v - n;
-        std::string s;
-        if (domain == Domain::Time)
-          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '-', n, r) + " minutes.";
-        else
-          s = vars.P + " has " + std::to_string(n) + " fewer, so " + vars.P + " has " + eq(v, '-', n, r) + " " + unit + ".";
+        const std::string s = has(vars.P, eq(v, '-', n, r));
         add_step('-', v, n, r, s);
         v = r;
         remaining -= 1;
@@ -411,12 +406,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         vars.Kf = k;
         sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
         const int r = v * k;
-        std::string s;
-        if (domain == Domain::Time)
-          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '*', k, r) + " minutes.";
-        else
-          s = vars.P + " has " + std::to_string(k) + (domain == Domain::Money ? " times as much, so " : " times as many, so ") + vars.P + " has " + eq(v, '*', k, r) + " " +
-              unit + ".";
+        const std::string s = has(vars.P, eq(v, '*', k, r));
         add_step('*', v, k, r, s);
         v = r;
         remaining -= 1;
@@ -427,12 +417,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         vars.Kf = k;
         sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
         const int r = v / k;
-        std::string s;
-        if (domain == Domain::Time)
-          s = "On day " + std::to_string(++day) + ", " + vars.P + " " + vars.A + " for " + eq(v, '/', k, r) + " minutes.";
-        else
-          s = vars.P + " keeps one of " + std::to_string(k) + " parts, so " + vars.P + " has " + eq(v, '/', k, r) + " " +
-              unit + ".";
+        const std::string s = has(vars.P, eq(v, '/', k, r));
         add_step('/', v, k, r, s);
         v = r;
         remaining -= 1;
@@ -453,16 +438,12 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
         const int t = k * n;
         if (kind == Kind::GroupAdd) {
-          const std::string s1 = domain == Domain::Money
-                                     ? vars.P + " earns " + eq(k, '*', n, t) + " dollars."
-                                     : std::to_string(k) + " groups of " + std::to_string(n) + " make " + eq(k, '*', n, t) +
-                                           " " + unit + ".";
-          add_step('*', k, n, t, s1);
-          add_step('+', v, t, v + t, "So " + vars.P + " has " + eq(v, '+', t, v + t) + " " + unit + ".");
+          add_step('*', k, n, t, "that is " + eq(k, '*', n, t) + " " + unit);
+          add_step('+', v, t, v + t, has(vars.P, eq(v, '+', t, v + t)));
           v += t;
         } else {
-          add_step('*', k, n, t, std::to_string(k) + " " + vars.Is + " cost " + eq(k, '*', n, t) + " dollars.");
-          add_step('-', v, t, v - t, "So " + vars.P + " has " + eq(v, '-', t, v - t) + " dollars.");
+          add_step('*', k, n, t, "that costs " + eq(k, '*', n, t) + " dollars");
+          add_step('-', v, t, v - t, has(vars.P, eq(v, '-', t, v - t)));
           v -= t;
         }
         remaining -= 2;
@@ -473,34 +454,25 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
       case Kind::Times: {
         int r = 0;
         char op = '+';
-        std::string how;
         if (kind == Kind::More) {
           const int n = rng.uniform(2, std::min(20, kMaxValue - v));
           vars.N = n;
           r = v + n;
-          how = std::to_string(n) + " more";
         } else if (kind == Kind::Fewer) {
           const int n = rng.uniform(2, std::min(20, v - 2));
           vars.N = n;
           r = v - n;
           op = '-';
-          how = std::to_string(n) + " fewer";
         } else {
           const int k = rng.uniform(2, std::min(4, kMaxValue / v));
           vars.Kf = k;
           r = v * k;
           op = '*';
-          how = std::to_string(k) + (domain == Domain::Money ? " times as much" : " times as many");
         }
         vars.F = new_person();
         sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
         const int operand = kind == Kind::Times ? vars.Kf : vars.N;
-        add_step(op, v, operand, r,
-                 vars.F + " has " + how + " than " + vars.P + ", so " + vars.F + " has " + eq(v, op, operand, r) + " " +
-                     unit + ".");
-        if (kind == Kind::Times)
-          item.worked.back().sentence = vars.F + " has " + how + " as " + vars.P + ", so " + vars.F + " has " +
-                                        eq(v, op, operand, r) + " " + unit + ".";
+        add_step(op, v, operand, r, has(vars.F, eq(v, op, operand, r)));
         prev_subject = vars.P;
         prev_value = v;
         vars.P = vars.F;
@@ -513,12 +485,11 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         vars.P0 = prev_subject;
         vars.P1 = vars.P;
         const int r = prev_value + v;
-        item.question.clear();
         // The together question replaces the final question.
-        for (auto& s : sentences) item.question += s + " ";
-        item.question += fill(kTemplates[b.choose_template(kind)].text, vars);
+        item.final_question = fill(kTemplates[b.choose_template(kind)].text, vars);
         add_step('+', prev_value, v, r,
-                 "Together " + prev_subject + " and " + vars.P + " have " + eq(prev_value, '+', v, r) + " " + unit + ".");
+                 "Together, " + prev_subject + " and " + vars.P + " have " + eq(prev_value, '+', v, r) + " " + unit + ".");
+        clauses.back().first = -1;
         v = r;
         remaining -= 1;
         break;
@@ -526,9 +497,29 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
       default: return false;
     }
   }
-  if (item.question.empty()) {  // no "together" question: ask about the current subject
-    for (auto& s : sentences) item.question += s + " ";
-    item.question += fill(kTemplates[b.choose_template(Kind::Final)].text, vars);
+  if (item.final_question.empty())  // no "together" question: ask about the current subject
+    item.final_question = fill(kTemplates[b.choose_template(Kind::Final)].text, vars);
+  item.sentences = sentences;
+  for (auto& s : sentences) item.question += s + " ";
+  item.question += item.final_question;
+  // Slow reasoning: quote each numbered statement, then say what it computes.
+  item.reasoning.push_back("(1) " + sentences[0]);
+  for (size_t i = 1; i < sentences.size(); ++i) {
+    std::string quote = sentences[i].substr(0, sentences[i].size() - 1);  // without the period
+    std::string line = "(" + std::to_string(i + 1) + ") " + quote + ", so ";
+    bool first = true;
+    for (auto& [idx, c] : clauses)
+      if (idx == static_cast<int>(i)) {
+        line += (first ? "" : " and ") + c;
+        first = false;
+      }
+    item.reasoning.push_back(line + ".");
+  }
+  for (auto& [idx, c] : clauses)
+    if (idx < 0) item.reasoning.push_back(c);
+  for (size_t k = 0; k < item.worked.size(); ++k) {
+    const int idx = clauses[k].first;
+    item.worked[k].sentence = idx < 0 ? item.reasoning.back() : item.reasoning[idx];
   }
   item.answer = v;
   item.steps = static_cast<int>(item.worked.size());
@@ -626,8 +617,14 @@ std::vector<Item> generate(Split split, size_t n, uint64_t seed, int steps) {
   return out;
 }
 
+std::string numbered_question(const Item& item) {
+  std::string q;
+  for (size_t i = 0; i < item.sentences.size(); ++i) q += "(" + std::to_string(i + 1) + ") " + item.sentences[i] + " ";
+  return q + item.final_question;
+}
+
 std::string format_prompt(const Item& item, Mode mode) {
-  return "Question: " + item.question + "\nMode: " + std::string(mode_name(mode)) + "\n";
+  return "Question: " + numbered_question(item) + "\nMode: " + std::string(mode_name(mode)) + "\n";
 }
 
 std::string format_target(const Item& item, Mode mode) {
@@ -638,8 +635,7 @@ std::string format_target(const Item& item, Mode mode) {
       for (auto& s : item.worked) out += s.compact_equation() + ". ";
       break;
     case Mode::Slow:
-      out = item.opening + " ";
-      for (auto& s : item.worked) out += s.sentence + " ";
+      for (auto& s : item.reasoning) out += s + " ";
       break;
   }
   return out + "Answer: " + std::to_string(item.answer);
@@ -673,6 +669,9 @@ std::string to_json(const Item& item) {
   j["seed"] = item.seed;
   j["index"] = item.index;
   j["question"] = item.question;
+  j["sentences"] = item.sentences;
+  j["final_question"] = item.final_question;
+  j["reasoning"] = item.reasoning;
   j["answer"] = item.answer;
   j["steps"] = item.steps;
   nlohmann::json w = nlohmann::json::array();

@@ -12,7 +12,8 @@
 // Answer styles (modes), chosen by a control line in the prompt:
 //   fast   "Answer: 42"
 //   mixed  equations only: "3+5=8. 8*2=16. Answer: 16"
-//   slow   full sentences of reasoning with every intermediate result, then "Answer: N"
+//   slow   full sentences of reasoning: each numbered statement of the question quoted, then what it
+//          gives with its equation ("(2) Leo earns $7, so Leo has 48 + 7 = 55 dollars."), then "Answer: N"
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -50,11 +51,13 @@ struct Item {
   Split split = Split::Train;
   uint64_t seed = 0;
   uint64_t index = 0;
-  std::string question;
+  std::string question;          // the statements and the final question, plain text
+  std::vector<std::string> sentences;  // the statements (first: the starting quantity)
+  std::string final_question;
   int answer = 0;
-  int steps = 0;                // number of arithmetic steps == worked.size()
+  int steps = 0;                 // number of arithmetic steps == worked.size()
   std::vector<Step> worked;
-  std::string opening;          // slow-mode first sentence restating the starting quantity
+  std::vector<std::string> reasoning;  // slow-mode sentences: "(k) <statement k>, so <what it gives>."
   std::vector<int> templates;   // ids of the question templates used, in order
 };
 
@@ -69,6 +72,9 @@ Split hash_split(std::string_view question);
 int template_count();
 bool template_is_heldout(int id);
 std::string_view template_text(int id);
+
+// The question as the prompt shows it: statements numbered "(1) ... (2) ...", then the question.
+std::string numbered_question(const Item& item);
 
 // Prompt and target text. The model sees "<s>" + prompt and must produce target then "</s>".
 std::string format_prompt(const Item& item, Mode mode);

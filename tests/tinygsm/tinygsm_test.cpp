@@ -124,15 +124,25 @@ TEST(TinyGsm, HeldoutTemplatesOnlyInHeldout) {
 }
 
 TEST(TinyGsm, PromptAndTargetFormats) {
-  Item it = generate_item(Split::Test, kDefaultSeed, 3, 2);
-  EXPECT_EQ(format_prompt(it, Mode::Fast), "Question: " + it.question + "\nMode: fast\n");
-  EXPECT_EQ(format_prompt(it, Mode::Slow), "Question: " + it.question + "\nMode: slow\n");
+  Item it;
+  for (uint64_t i = 0;; ++i) {  // a two-step problem told in two one-step statements
+    it = generate_item(Split::Test, kDefaultSeed, i, 2);
+    if (it.sentences.size() == 3) break;
+  }
+  ASSERT_EQ(it.sentences.size(), 3u);  // start + two one-step statements (or one two-step one)
+  const std::string numbered = "(1) " + it.sentences[0] + " (2) " + it.sentences[1] + " (3) " + it.sentences[2] + " " +
+                               it.final_question;
+  EXPECT_EQ(numbered_question(it), numbered);
+  EXPECT_EQ(format_prompt(it, Mode::Fast), "Question: " + numbered + "\nMode: fast\n");
+  EXPECT_EQ(format_prompt(it, Mode::Slow), "Question: " + numbered + "\nMode: slow\n");
   EXPECT_EQ(format_target(it, Mode::Fast), "Answer: " + std::to_string(it.answer));
   const std::string mixed = it.worked[0].compact_equation() + ". " + it.worked[1].compact_equation() +
                             ". Answer: " + std::to_string(it.answer);
   EXPECT_EQ(format_target(it, Mode::Mixed), mixed);
   const std::string slow = format_target(it, Mode::Slow);
-  EXPECT_EQ(slow.rfind(it.opening, 0), 0u);
+  EXPECT_EQ(slow.rfind("(1) " + it.sentences[0] + " (2) ", 0), 0u);
+  // The slow reasoning quotes each statement (without its period) before what it gives.
+  EXPECT_NE(slow.find("(2) " + it.sentences[1].substr(0, it.sentences[1].size() - 1) + ", so "), std::string::npos);
   EXPECT_NE(slow.find(it.worked[0].equation()), std::string::npos);
   EXPECT_GT(slow.size(), format_target(it, Mode::Mixed).size());
   EXPECT_EQ(format_prompt(it, Mode::Mixed).find('\t'), std::string::npos);
