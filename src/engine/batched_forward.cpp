@@ -117,8 +117,7 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
         for (int h = 0; h < hp.n_head; ++h) kernels::rmsnorm(qt + h * hp.head_dim, L.q_norm, qt + h * hp.head_dim, hp.head_dim, hp.norm_eps);
         for (int h = 0; h < hp.n_head_kv; ++h) kernels::rmsnorm(kt + h * hp.head_dim, L.k_norm, kt + h * hp.head_dim, hp.head_dim, hp.norm_eps);
       }
-      s.rope.apply(qt, hp.n_head, s.pos[t]);
-      s.rope.apply(kt, hp.n_head_kv, s.pos[t]);
+      s.rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
       kv_.write(l, s.block[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
     }
     paged_attention(kv_, l, ashape, s.q.data(), s.att_seqs, s.att.data(), s.scores, pool);

@@ -24,9 +24,7 @@ void Rope::angles(int pos, float* c, float* s) const {
   }
 }
 
-void Rope::apply(float* x, int n_heads, int pos) const {
-  float c[512], s[512];
-  angles(pos, c, s);
+void Rope::rotate(float* x, int n_heads, const float* c, const float* s) const {
   const int half = rope_dim_ / 2;
   for (int h = 0; h < n_heads; ++h) {
     float* v = x + static_cast<size_t>(h) * head_dim_;
@@ -38,6 +36,16 @@ void Rope::apply(float* x, int n_heads, int pos) const {
       v[b] = x0 * s[i] + x1 * c[i];
     }
   }
+}
+
+void Rope::apply(float* q, int n_q_heads, float* k, int n_k_heads, int pos) const {
+  // Sized from the model (any head size a GGUF declares), reused across calls on this thread.
+  thread_local std::vector<float> cs;
+  const size_t half = static_cast<size_t>(rope_dim_ / 2);
+  if (cs.size() < 2 * half) cs.resize(2 * half);
+  angles(pos, cs.data(), cs.data() + half);
+  rotate(q, n_q_heads, cs.data(), cs.data() + half);
+  rotate(k, n_k_heads, cs.data(), cs.data() + half);
 }
 
 }  // namespace kvscope

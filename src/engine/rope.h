@@ -10,11 +10,13 @@ namespace kvscope {
 class Rope {
  public:
   explicit Rope(const HParams& hp, const float* freq_factors);
-  // Rotates n_heads heads of head_dim floats each, in place, for token position pos.
-  void apply(float* x, int n_heads, int pos) const;
+  // Rotates the query heads and the key heads of one token at position pos, in place (head_dim
+  // floats per head); the angles are computed once for both.
+  void apply(float* q, int n_q_heads, float* k, int n_k_heads, int pos) const;
 
  private:
   void angles(int pos, float* cos_out, float* sin_out) const;
+  void rotate(float* x, int n_heads, const float* c, const float* s) const;
   int head_dim_, rope_dim_;
   bool neox_;
   float linear_scale_;

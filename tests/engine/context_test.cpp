@@ -110,3 +110,22 @@ TEST(Generate, SeededSamplingIsReproducibleAndGreedyIsDeterministic) {
   EXPECT_TRUE(tok::is_valid_utf8(g1.text));
   EXPECT_TRUE(g1.stop_reason == "eos" || g1.tokens.size() == 20u) << g1.stop_reason;
 }
+
+TEST(Context, LargeHeadDimensionRunsWithoutOverflow) {
+  // A GGUF may declare any even key_length; rope must not assume a small head.
+  RandomModelSpec s;
+  s.dim = 64;
+  s.layers = 1;
+  s.heads = 1;
+  s.kv_heads = 1;
+  s.head_dim = 1024;  // the largest gen-model writes; rope handles 512 angle pairs
+  s.ffn = 64;
+  s.vocab = 320;
+  s.ctx = 16;
+  auto p = (test::temp_dir() / "big_head.gguf").string();
+  write_random_model(s, p);
+  auto model = Model::load(p);
+  Context ctx(*model, {16, 1, 512});
+  const auto& l = ctx.eval({1, 5, 6});
+  for (float x : l) ASSERT_TRUE(std::isfinite(x));
+}
