@@ -12,6 +12,11 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
+echo "== trainer smoke test (tiny config, a few steps, GGUF export read back by kvscope)"
+/usr/bin/python3 tools/train/train.py --smoke --kvscope build/release/kvscope --out build/train-smoke \
+  --data-dir build/train-smoke/data >/dev/null
+build/release/kvscope run -m build/train-smoke/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
+
 echo "== ASan+UBSan build + unit tests (parity runs in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs" --target kvscope_tests kvscope_cli

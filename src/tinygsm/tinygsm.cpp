@@ -260,6 +260,14 @@ std::string unit_text(Domain d, const Vars& v) {
   return "";
 }
 
+// "(k) ". Built by appends: GCC 12 warns falsely (-Wrestrict) on "(" + std::string temporaries.
+std::string statement_marker(size_t k) {
+  std::string m = "(";
+  m += std::to_string(k);
+  m += ") ";
+  return m;
+}
+
 // One attempt at building an item; returns false when the random walk got stuck.
 bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
   item.question.clear();
@@ -502,18 +510,20 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
   item.sentences = sentences;
   for (auto& s : sentences) item.question += s + " ";
   item.question += item.final_question;
-  // Slow reasoning: quote each numbered statement, then say what it computes.
+  // Slow reasoning: the starting statement, then for each numbered statement what it gives, as a
+  // sentence that names the statement ("(3) Tom has 12 + 5 = 17 apples."). The statement is not
+  // quoted again: a small model copies long quotes badly (statements share whole phrases), while
+  // the number "(k)" alone is enough to look statement k up in the question.
   item.reasoning.push_back("(1) " + sentences[0]);
   for (size_t i = 1; i < sentences.size(); ++i) {
-    std::string quote = sentences[i].substr(0, sentences[i].size() - 1);  // without the period
-    std::string line = "(" + std::to_string(i + 1) + ") " + quote + ", so ";
-    bool first = true;
+    std::string line;
     for (auto& [idx, c] : clauses)
-      if (idx == static_cast<int>(i)) {
-        line += (first ? "" : " and ") + c;
-        first = false;
-      }
-    item.reasoning.push_back(line + ".");
+      if (idx == static_cast<int>(i)) line += (line.empty() ? "" : " and ") + c;
+    if (!line.empty() && line[0] >= 'a' && line[0] <= 'z') line[0] = static_cast<char>(line[0] - 'a' + 'A');
+    std::string numbered = statement_marker(i + 1);
+    numbered += line;
+    numbered += '.';
+    item.reasoning.push_back(std::move(numbered));
   }
   for (auto& [idx, c] : clauses)
     if (idx < 0) item.reasoning.push_back(c);
@@ -619,7 +629,11 @@ std::vector<Item> generate(Split split, size_t n, uint64_t seed, int steps) {
 
 std::string numbered_question(const Item& item) {
   std::string q;
-  for (size_t i = 0; i < item.sentences.size(); ++i) q += "(" + std::to_string(i + 1) + ") " + item.sentences[i] + " ";
+  for (size_t i = 0; i < item.sentences.size(); ++i) {
+    q += statement_marker(i + 1);
+    q += item.sentences[i];
+    q += ' ';
+  }
   return q + item.final_question;
 }
 

@@ -12,8 +12,9 @@
 // Answer styles (modes), chosen by a control line in the prompt:
 //   fast   "Answer: 42"
 //   mixed  equations only: "3+5=8. 8*2=16. Answer: 16"
-//   slow   full sentences of reasoning: each numbered statement of the question quoted, then what it
-//          gives with its equation ("(2) Leo earns $7, so Leo has 48 + 7 = 55 dollars."), then "Answer: N"
+//   slow   full sentences of reasoning: the starting statement, then for each numbered statement of
+//          the question what it gives, with its equation ("(2) Leo has 48 + 7 = 55 dollars."), then
+//          "Answer: N"
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -57,7 +58,7 @@ struct Item {
   int answer = 0;
   int steps = 0;                 // number of arithmetic steps == worked.size()
   std::vector<Step> worked;
-  std::vector<std::string> reasoning;  // slow-mode sentences: "(k) <statement k>, so <what it gives>."
+  std::vector<std::string> reasoning;  // slow-mode sentences: "(k) <what statement k gives>."
   std::vector<int> templates;   // ids of the question templates used, in order
 };
 

@@ -85,10 +85,13 @@ class Block(nn.Module):
         if rep > 1:
             k = k.repeat_interleave(rep, dim=1)
             v = v.repeat_interleave(rep, dim=1)
+        if mask is None:  # training: plain causal
+            mask = torch.ones(T, k.shape[2], dtype=torch.bool, device=x.device).tril(k.shape[2] - T)[None, None]
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
         att = att.masked_fill(~mask, float("-inf"))
         att = torch.softmax(att, dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, cfg.heads * hd)
+        y = att @ v
+        y = y.transpose(1, 2).reshape(B, T, cfg.heads * hd)
         x = x + self.wo(y)
         h = self.ffn_norm(x)
         return x + self.w_down(F.silu(self.w_gate(h)) * self.w_up(h))
@@ -118,8 +121,6 @@ class Llama(nn.Module):
         B, T = idx.shape
         if positions is None:
             positions = torch.arange(T).expand(B, T)
-        if mask is None:
-            mask = torch.ones(T, T, dtype=torch.bool).tril()[None, None]
         cos, sin = rope_tables(self.cfg, positions)
         x = self.tok_emb(idx)
         for i, blk in enumerate(self.blocks):

@@ -8,7 +8,7 @@ compare_llamacpp.mjs).
 
 Layout: 0 <unk> (type 2), 1 <s>, 2 </s> (type 3 control), 3..258 <0xNN> byte tokens (type 6),
 then single characters, then the numbers 0..255 as single tokens (bare and with the space prefix,
-so "has 17" is [▁has, ▁17]), then merges (type 1). No merge contains a digit. "\n" has no text token: it is <0x0A>.
+so "has 17" is [▁has, ▁17]), optionally the statement markers "(1)".."(9)", then merges (type 1). No merge contains a digit. "\n" has no text token: it is <0x0A>.
 """
 import collections
 import json
@@ -61,7 +61,7 @@ def _allowed(tok):
     return not any(c.isdigit() for c in tok) and SPACE not in tok[1:] and "\n" not in tok
 
 
-def train_vocab(texts, n_merges, max_number=255):
+def train_vocab(texts, n_merges, max_number=255, n_markers=0):
     """texts: iterable of (text, add_prefix). Returns (tokens, scores, types).
     Numbers 0..max_number are single tokens, with and without the SPACE prefix ("17", "▁17");
     every prefix of their digit strings is itself a number, so SPM reaches them by any merge order.
@@ -120,6 +120,14 @@ def train_vocab(texts, n_merges, max_number=255):
         for t in (str(n), SPACE + str(n)):
             tokens.append(t)
             scores.append(1000.0 - len(tokens) * 1e-3)
+            types.append(TYPE_NORMAL)
+    # Statement markers "(1)".."(9)" as single tokens (with and without the space prefix, through
+    # their prefixes so SPM reaches them): the slow style copies statement k of the question after
+    # writing "(k)", and one token to look up makes that copy an easy induction pattern.
+    for k in range(1, n_markers + 1):
+        for t in ("(%d" % k, "(%d)" % k, SPACE + "(%d" % k, SPACE + "(%d)" % k):
+            tokens.append(t)
+            scores.append(2000.0 - len(tokens) * 1e-3)
             types.append(TYPE_NORMAL)
     for r, m in enumerate(merges):
         tokens.append(m)

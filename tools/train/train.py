@@ -3,7 +3,8 @@
 
 Data comes from the C++ generator: `kvscope tinygsm --split S --n N --seed X --jsonl` (give the
 binary with --kvscope, or pre-generated JSON lines in --data-dir). Each training problem is shown
-in one answer style (slow 45%, mixed 30%, fast 25%); the loss is on the answer tokens only.
+in one answer style (slow 45%, mixed 30%, fast 25%); the loss is on the answer tokens, plus a
+weak (--prompt-loss) language-model loss on the question.
 
   nice -n 19 /usr/bin/python3 tools/train/train.py --kvscope build/kvscope   # the release run
   /usr/bin/python3 tools/train/train.py --smoke --kvscope build/kvscope       # CI: tiny, < 1 min
@@ -119,6 +120,8 @@ def number_features(n, dim):
 
 def init_number_embeddings(model, tok, scale=0.5):
     count = 0
+    if model.cfg.dim < 36:  # the code needs 36 channels (tiny smoke-test models go without)
+        return count
     with torch.no_grad():
         for i, t in enumerate(tok.tokens):
             if tok.types[i] != 1:
@@ -154,17 +157,20 @@ def make_batches(examples, batch_tokens, rng):
     return batches
 
 
-def collate(examples, idxs):
+def collate(examples, idxs, prompt_w=0.0):
     seqs = [examples[i][0] + examples[i][1] for i in idxs]
     T = max(len(s) for s in seqs) - 1
     x = torch.zeros(len(seqs), T, dtype=torch.long)
-    y = torch.full((len(seqs), T), -100, dtype=torch.long)
+    y = torch.zeros(len(seqs), T, dtype=torch.long)
+    w = torch.zeros(len(seqs), T)
     for b, i in enumerate(idxs):
         p, t = examples[i]
         s = p + t
         x[b, :len(s) - 1] = torch.tensor(s[:-1])
-        y[b, len(p) - 1:len(s) - 1] = torch.tensor(t)  # predict the target tokens only
-    return x, y
+        y[b, :len(s) - 1] = torch.tensor(s[1:])
+        w[b, :len(p) - 1] = prompt_w  # the question's text: a weak language-model signal
+        w[b, len(p) - 1:len(s) - 1] = 1.0
+    return x, y, w
 
 
 def evaluate(model, tok, items, modes=MODES, max_new=200, batch=64):
@@ -215,6 +221,8 @@ def main():
     ap.add_argument("--train-seed", type=int, default=1)
     ap.add_argument("--vocab-items", type=int, default=6000)
     ap.add_argument("--merges", type=int, default=1000)
+    ap.add_argument("--markers", type=int, default=9, help="single-token statement markers (1)..(N)")
+    ap.add_argument("--prompt-loss", type=float, default=0.2, help="loss weight of prompt tokens (targets: 1)")
     ap.add_argument("--dim", type=int, default=256)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--heads", type=int, default=8)
@@ -264,7 +272,7 @@ def main():
     drng = random.Random(args.seed + 1)
     drills = [make_drill(drng) for _ in range(int(len(train_items) * args.drill_frac))]
     texts += [(p, True) for p, _ in drills[:200]] + [(t, False) for _, t in drills[:200]]
-    tok = Tokenizer(*train_vocab(texts, args.merges))
+    tok = Tokenizer(*train_vocab(texts, args.merges, n_markers=args.markers))
     tok.save(os.path.join(args.out, "vocab.json"))
     log(lf, f"vocab: {len(tok)} tokens ({time.time() - t0:.0f}s)")
 
@@ -298,20 +306,23 @@ def main():
 
     batches, bi, epoch = make_batches(examples, args.batch_tokens, rng), 0, 0
     t_train = time.time()
-    seen_tok, loss_acc, loss_n = 0, 0.0, 0
+    seen_tok, loss_acc, loss_n, tgt_acc = 0, 0.0, 0, 0.0
     steps = args.bench if args.bench else args.steps
     for step in range(steps):
         if bi >= len(batches):
             epoch += 1
             batches, bi = make_batches(examples, args.batch_tokens, rng), 0
             log(lf, f"epoch {epoch}")
-        x, y = collate(examples, batches[bi])
+        x, y, w = collate(examples, batches[bi], args.prompt_loss)
         bi += 1
         model.train()
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits.view(-1, cfg.vocab), y.view(-1), ignore_index=-100)
+        per_tok = torch.nn.functional.cross_entropy(logits.view(-1, cfg.vocab), y.view(-1), reduction="none")
+        loss = (per_tok * w.view(-1)).sum() / w.view(-1).sum()
+        tmask = (w.view(-1) == 1.0).float()
+        tgt_acc += float((per_tok.detach() * tmask).sum() / tmask.sum())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -321,9 +332,9 @@ def main():
         loss_n += 1
         if (step + 1) % args.log_every == 0 or step + 1 == steps:
             el = time.time() - t_train
-            log(lf, f"step {step + 1}/{steps} loss {loss_acc / loss_n:.4f} lr {lr_at(step):.2e} "
-                f"tok/s {seen_tok / el:.0f} elapsed {el / 60:.1f}m")
-            loss_acc, loss_n = 0.0, 0
+            log(lf, f"step {step + 1}/{steps} loss {loss_acc / loss_n:.4f} target {tgt_acc / loss_n:.4f} "
+                f"lr {lr_at(step):.2e} tok/s {seen_tok / el:.0f} elapsed {el / 60:.1f}m")
+            loss_acc, loss_n, tgt_acc = 0.0, 0, 0.0
         if not args.bench and ((step + 1) % args.eval_every == 0 or step + 1 == steps):
             te = time.time()
             r = evaluate(model, tok, val_items[:args.eval_n])
