@@ -22,7 +22,7 @@ struct Exchange {
   RequestId id = 0;
   std::string resp_id;
   int64_t created = 0;
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last_write = t0;
   bool reaped = false, sent_role = false;
   Completion completion;
   std::string text;                    // everything sent so far
@@ -92,12 +92,17 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
 bool body_step(Exchange& x, httplib::DataSink& sink) {
   std::vector<Generation::Piece> pieces;
   const auto st = x.gen->wait(pieces, x.srv->opt.heartbeat_s);
-  if (st == Generation::Status::Timeout) return write_all(sink, " ");  // leading whitespace is valid JSON
   for (auto& p : pieces) {
     x.text += p.text;
     for (auto& l : p.logprobs) x.logprobs.push_back(std::move(l));
   }
-  if (st != Generation::Status::Finished) return true;
+  if (st != Generation::Status::Finished) {
+    // Output keeps coming without anything written: probe the connection now and then.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - x.last_write < std::chrono::duration<double>(x.srv->opt.heartbeat_s)) return true;
+    x.last_write = now;
+    return write_all(sink, " ");  // leading whitespace is valid JSON
+  }
   x.finish();
   const Endpoint ep = x.g.endpoint;
   const json lp = x.g.logprobs >= 0 ? logprobs_json(ep, x.logprobs, 0) : json(nullptr);
