@@ -3,6 +3,7 @@
 // hangs up is noticed on the next write (a silent request writes heartbeats: SSE comments, or
 // JSON-insignificant spaces), and its engine request is cancelled so its blocks return to the pool.
 #include <chrono>
+#include <cstdio>
 
 #include "server/generation.h"
 #include "server/server_impl.h"
@@ -113,6 +114,19 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
   return true;
 }
 
+// Headers are out once a provider runs, so a failure there can only end the response (the
+// releaser then cancels the request); it must not escape into httplib's worker.
+httplib::ContentProviderWithoutLength guard_step(std::shared_ptr<Exchange> x, bool (*step)(Exchange&, httplib::DataSink&)) {
+  return [x, step](size_t, httplib::DataSink& sink) {
+    try {
+      return step(*x, sink);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kvscope serve: response aborted: %s\n", e.what());
+      return false;
+    }
+  };
+}
+
 }  // namespace
 
 std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g) const {
@@ -195,11 +209,9 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   if (g.stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider(
-        "text/event-stream", [x](size_t, httplib::DataSink& sink) { return stream_step(*x, sink); }, releaser);
+    res.set_chunked_content_provider("text/event-stream", guard_step(x, stream_step), releaser);
   } else {
-    res.set_chunked_content_provider(
-        "application/json", [x](size_t, httplib::DataSink& sink) { return body_step(*x, sink); }, releaser);
+    res.set_chunked_content_provider("application/json", guard_step(x, body_step), releaser);
   }
 }
 
