@@ -17,11 +17,11 @@ using namespace kvscope::test;
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kRequests = 64, kGenTokens = 6, kMaxRepeat = 6;
+constexpr int kRequests = 64, kGenTokens = 4, kMaxRepeat = 3, kPrompts = 8;
 #else
-constexpr int kRequests = 256, kGenTokens = 24, kMaxRepeat = 20;
+constexpr int kRequests = 256, kGenTokens = 24, kMaxRepeat = 20, kPrompts = 16;
 #endif
-constexpr int kClients = 64, kPrompts = 16;
+constexpr int kClients = 64;
 
 double pct(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
