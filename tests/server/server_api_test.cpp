@@ -103,6 +103,7 @@ TEST(ServerApi, HealthModelsAndMetrics) {
 
 TEST(ServerApi, CompletionMatchesALoneGreedyRun) {
   const std::string prompt = "Once upon a time";
+  const std::string m0 = shared_server().metrics_text();
   auto r = post(port(), "/v1/completions", {{"model", "default"}, {"prompt", prompt}, {"max_tokens", 12}, {"temperature", 0}});
   ASSERT_EQ(r.status, 200) << r.body;
   json j = r.j();
@@ -122,6 +123,16 @@ TEST(ServerApi, CompletionMatchesALoneGreedyRun) {
   }
   EXPECT_TRUE(j["kvscope"].contains("prompt_tokens_cached"));
   EXPECT_EQ(j["kvscope"]["hook"]["prompt_tokens"], n_prompt);  // the extension hook ran
+  // The counters moved by exactly this request.
+  const std::string m1 = shared_server().metrics_text();
+  auto delta = [&](const char* name) { return metric(m1, name) - metric(m0, name); };
+  EXPECT_EQ(delta("kvscope_requests_total"), 1);
+  EXPECT_EQ(delta("kvscope_prompt_tokens_total"), static_cast<double>(n_prompt));
+  EXPECT_EQ(delta("kvscope_generation_tokens_total"), completion_tokens);
+  EXPECT_EQ(delta("kvscope_time_to_first_token_seconds_count"), 1);
+  EXPECT_EQ(delta("kvscope_inter_token_latency_seconds_count"), completion_tokens - 1);
+  EXPECT_EQ(metric(m1, "kvscope_kv_blocks_used"), 0);
+  EXPECT_GT(metric(m1, "kvscope_kv_blocks_cached"), 0);  // the prompt's full blocks stay reusable
 }
 
 TEST(ServerApi, ChatCompletionAndTokenPrompt) {
