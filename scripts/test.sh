@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: dependencies, the llama.cpp oracle, a release build with all tests
+# Sets up and runs every test: dependencies, the llama.cpp oracle, the openai npm client, a release build with all tests
 # (parity with llama.cpp included), an ASan+UBSan build of the unit tests, and a short fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 if [ "$(id -u)" = 0 ]; then bash scripts/install-deps.sh; fi
 export KVSCOPE_ORACLE_DIR=$(bash tools/oracle/setup.sh "$PWD/build/oracle" | tail -n 1)
+# The official openai npm client (pinned) for the server's compatibility test.
+export KVSCOPE_OPENAI_DIR=$(bash tools/openai/setup.sh "$PWD/build/npm-openai" | tail -n 1)
 
 echo "== release build + tests"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -261,7 +261,11 @@ bool Engine::step() {
   admit_incoming();
   apply_cancels();
   expire_sessions();
-  if (running_.empty() && waiting_.empty()) return false;
+  if (running_.empty() && waiting_.empty()) {
+    // Cancels and instant finishes above still changed the pool: stats() must not go stale.
+    publish_stats(0, 0);
+    return false;
+  }
 
   std::vector<std::pair<Seq*, int>> plan;
   int budget = p_.max_batch_tokens;
@@ -322,14 +326,19 @@ bool Engine::step() {
   {
     std::lock_guard lk(mu_);
     ++stats_.steps;
-    stats_.slots_allocated += alloc;
-    stats_.slots_used += used;
-    stats_.blocks = kv_->pool().stats();
-    stats_.running = static_cast<int>(running_.size());
-    stats_.waiting = static_cast<int>(waiting_.size());
-    stats_.sessions = static_cast<int>(sessions_.size());
   }
+  publish_stats(alloc, used);
   return true;
+}
+
+void Engine::publish_stats(uint64_t alloc, uint64_t used) {
+  std::lock_guard lk(mu_);
+  stats_.slots_allocated += alloc;
+  stats_.slots_used += used;
+  stats_.blocks = kv_->pool().stats();
+  stats_.running = static_cast<int>(running_.size());
+  stats_.waiting = static_cast<int>(waiting_.size());
+  stats_.sessions = static_cast<int>(sessions_.size());
 }
 
 int Engine::adopt_session(Seq& s) {

@@ -131,6 +131,7 @@ class Engine {
   int adopt_session(Seq& s);
   bool evict_one_session();
   void expire_sessions();
+  void publish_stats(uint64_t slots_allocated, uint64_t slots_used);  // step thread, takes mu_
 
   struct Session {
     BlockTable table;

@@ -1,0 +1,76 @@
+// kvscope serve: the OpenAI-compatible HTTP server (src/server). SIGINT/SIGTERM shut it down
+// gracefully: in-flight requests finish (or are cancelled after --shutdown-grace), then it exits.
+#include <csignal>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "server/server.h"
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+void add_serve_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (/v1/completions, /v1/chat/completions, ...)");
+  struct Opts {
+    ModelOpts model;
+    server::ServerOptions srv;
+    int kv_mem_mib = 256, batch_tokens = 256, max_seqs = 64;
+    std::string kv_type = "f32";
+    size_t max_body_kib = 1024;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("-m,--model", o->model.path, "GGUF model file (default: the embedded model)");
+  cmd->add_option("-t,--threads", o->model.threads, "Compute threads (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-c,--ctx-size", o->model.ctx, "Context per sequence (0: the model's)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--host", o->srv.host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", o->srv.port, "Port (0: any free port, printed at start)")->check(CLI::Range(0, 65535))->capture_default_str();
+  cmd->add_option("--model-id", o->srv.model_id, "Model name clients send (default: the file's stem)");
+  cmd->add_option("--chat-template", o->srv.chat_template, "Chat format: llama2, llama3, chatml, mistral, zephyr (default: the model's)");
+  cmd->add_option("--api-key", o->srv.api_keys, "Require 'Authorization: Bearer KEY' (repeatable; each key gets its own prefix cache)");
+  cmd->add_option("--max-queue", o->srv.max_queue, "Requests in flight at most; more get 429")->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  cmd->add_option("--max-body", o->max_body_kib, "Largest request body in KiB (413 beyond)")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd->add_option("--kv-type", o->kv_type, "KV element type: f32 | f16")->capture_default_str();
+  cmd->add_option("--batch-tokens", o->batch_tokens, "Token budget per engine step")->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  cmd->add_option("--max-seqs", o->max_seqs, "Sequences run at once")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--shutdown-grace", o->srv.shutdown_grace_s, "Seconds in-flight requests get at shutdown")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+  cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");
+  cmd->callback([o] {
+    server::ServerOptions so = o->srv;
+    so.model_path = resolve_model(o->model.path);
+    so.engine.n_threads = o->model.threads;
+    so.engine.n_ctx = o->model.ctx;
+    so.engine.kv_mem_bytes = size_t(o->kv_mem_mib) << 20;
+    so.engine.kv_type = kernels::dtype_from_name(o->kv_type);
+    so.engine.max_batch_tokens = o->batch_tokens;
+    so.engine.max_seqs = o->max_seqs;
+    so.max_body_bytes = o->max_body_kib << 10;
+    // Signals are taken synchronously by this thread; every server thread inherits the mask.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+    server::Server srv(so);
+    const int port = srv.start();
+    std::fprintf(stderr, "kvscope serve: listening on http://%s:%d/v1 (loading %s)\n", so.host.c_str(), port, so.model_path.c_str());
+    bool announced = false;
+    for (;;) {
+      timespec tick{0, 100 * 1000 * 1000};
+      const int sig = sigtimedwait(&sigs, nullptr, &tick);
+      if (sig == SIGINT || sig == SIGTERM) {
+        std::fprintf(stderr, "kvscope serve: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        break;
+      }
+      if (!announced && srv.wait_ready(0)) {  // rethrows a load failure (exit 1 with its message)
+        std::fprintf(stderr, "kvscope serve: model ready\n");
+        announced = true;
+      }
+    }
+    srv.shutdown();
+    std::fprintf(stderr, "kvscope serve: stopped\n");
+  });
+}
+
+}  // namespace kvscope::cli

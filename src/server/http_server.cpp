@@ -1,0 +1,295 @@
+// Server lifecycle (bind, background model load, graceful shutdown), auth, error mapping and the
+// simple routes. The generation routes live in completions.cpp.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "server/server_impl.h"
+#include "tokenizer/tokenizer.h"
+#include "util/error.h"
+
+namespace kvscope::server {
+
+uint64_t hash_bytes(const std::string& s, uint64_t seed) {
+  uint64_t h = 1469598103934665603ULL ^ seed;  // FNV-1a, seeded
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+void write_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(dump(error_body(e)), "application/json");
+}
+
+json parse_json_body(const std::string& body) {
+  // Checked before parsing so the message says what is wrong; nothing invalid reaches the tokenizer.
+  if (!tok::is_valid_utf8(body)) throw invalid_request("the request body is not valid UTF-8", "", "invalid_encoding");
+  try {
+    return json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw invalid_request(std::string("We could not parse the JSON body of your request: ") + e.what(), "", "invalid_json");
+  }
+}
+
+namespace {
+
+bool same_key(const std::string& a, const std::string& b) {
+  // Constant time in the key's content, so response timing does not reveal a prefix.
+  unsigned diff = a.size() != b.size();
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i % (b.size() + 1)]);
+  return diff == 0;
+}
+
+std::string bearer_of(const httplib::Request& req) {
+  const std::string h = req.get_header_value("Authorization");
+  return h.rfind("Bearer ", 0) == 0 ? h.substr(7) : std::string();
+}
+
+// Runs a route handler, mapping exceptions to OpenAI error objects (never a crash or a hang-up).
+template <class F>
+httplib::Server::Handler guarded(Server::Impl* s, F f) {
+  return [s, f](const httplib::Request& req, httplib::Response& res) {
+    try {
+      f(req, res);
+      return;
+    } catch (const ApiError& e) {
+      write_error(res, e);
+    } catch (const LimitError& e) {
+      write_error(res, invalid_request(e.what(), "", "context_length_exceeded"));
+    } catch (const InputError& e) {
+      write_error(res, invalid_request(e.what()));
+    } catch (const std::bad_alloc&) {
+      write_error(res, ApiError(503, "server_error", "out of memory"));
+    } catch (const std::exception& e) {
+      write_error(res, ApiError(500, "server_error", std::string("internal error: ") + e.what()));
+    }
+    s->metrics.requests_failed.fetch_add(1, std::memory_order_relaxed);
+  };
+}
+
+}  // namespace
+
+uint64_t Server::Impl::tenant_salt(const httplib::Request& req) const {
+  if (opt.api_keys.empty()) return 0;
+  return hash_bytes("kvscope-tenant:" + bearer_of(req), 0);
+}
+
+void Server::Impl::require_serving() const {
+  switch (state.load(std::memory_order_acquire)) {
+    case State::Ready: return;
+    case State::Idle:
+    case State::Loading: throw ApiError(503, "server_error", "the model is still loading; retry shortly", "", "model_loading");
+    case State::Failed: throw ApiError(503, "server_error", "the model failed to load: " + load_error, "", "model_load_failed");
+    default: throw ApiError(503, "server_error", "the server is shutting down", "", "shutting_down");
+  }
+}
+
+void Server::Impl::load_model() {
+  try {
+    if (opt.before_load) opt.before_load();
+    auto m = Model::load(opt.model_path);
+    if (!opt.chat_template.empty()) {
+      chat_format = tok::chat_format_from_name(opt.chat_template);
+    } else if (const std::string t = m->chat_template(); !t.empty()) {
+      try {
+        chat_format = tok::detect_chat_format(t);
+      } catch (const InputError& e) {
+        std::fprintf(stderr, "warning: %s; chat requests use chatml (set --chat-template)\n", e.what());
+      }
+    }
+    auto eng = std::make_unique<Engine>(*m, opt.engine);
+    eng->start();
+    std::lock_guard lk(state_mu);
+    model = std::move(m);
+    engine = std::move(eng);
+    State expected = State::Loading;
+    state.compare_exchange_strong(expected, State::Ready, std::memory_order_acq_rel);
+  } catch (const std::exception& e) {
+    std::lock_guard lk(state_mu);
+    load_error = e.what();
+    State expected = State::Loading;
+    state.compare_exchange_strong(expected, State::Failed, std::memory_order_acq_rel);
+  }
+  state_cv.notify_all();
+}
+
+Completion Server::Impl::reap(RequestId id) {
+  Completion c = engine->wait(id);
+  {
+    std::lock_guard lk(live_mu);
+    live.erase(id);
+  }
+  live_cv.notify_all();
+  metrics.in_flight.fetch_sub(1, std::memory_order_relaxed);
+  return c;
+}
+
+void Server::Impl::setup_routes() {
+  auto& h = http;
+  const int threads = opt.http_threads > 0 ? opt.http_threads : opt.max_queue + 16;
+  h.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  h.set_payload_max_length(opt.max_body_bytes);
+
+  h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (opt.api_keys.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    const std::string key = bearer_of(req);
+    bool ok = false;
+    for (const auto& k : opt.api_keys) ok |= same_key(key, k);
+    if (ok) return httplib::Server::HandlerResponse::Unhandled;
+    write_error(res, ApiError(401, "invalid_request_error",
+                              key.empty() ? "Missing bearer authentication in header (Authorization: Bearer KEY)"
+                                          : "Incorrect API key provided",
+                              "", "invalid_api_key"));
+    res.set_header("WWW-Authenticate", "Bearer");
+    metrics.requests_failed.fetch_add(1, std::memory_order_relaxed);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  // Statuses httplib produces itself (no route, body too large, bad framing) get OpenAI's shape too.
+  h.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (res.status == 404)
+      write_error(res, ApiError(404, "invalid_request_error", "Unknown request URL: " + req.method + " " + req.path, "",
+                                "unknown_url"));
+    else if (res.status == 413)
+      write_error(res, ApiError(413, "invalid_request_error",
+                                "request body too large (the limit is " + std::to_string(opt.max_body_bytes) + " bytes)", "",
+                                "request_too_large"));
+    else
+      write_error(res, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error",
+                                "HTTP error " + std::to_string(res.status)));
+    metrics.requests_failed.fetch_add(1, std::memory_order_relaxed);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  h.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    write_error(res, ApiError(500, "server_error", "internal error"));
+  });
+  if (opt.log_requests)
+    h.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+      std::fprintf(stderr, "%s %s -> %d\n", req.method.c_str(), req.path.c_str(), res.status);
+    });
+
+  h.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    const State st = state.load(std::memory_order_acquire);
+    json j;
+    if (st == State::Ready) {
+      j = {{"status", "ok"}};
+    } else if (st == State::Failed) {
+      std::lock_guard lk(state_mu);
+      j = {{"status", "error"}, {"error", load_error}};
+    } else {
+      j = {{"status", st == State::Loading || st == State::Idle ? "loading" : "shutting_down"}};
+    }
+    res.status = st == State::Ready ? 200 : 503;
+    res.set_content(dump(j), "application/json");
+  });
+  h.Get("/metrics", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
+          std::optional<EngineStats> st;
+          if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
+          res.set_content(metrics.render(st ? &*st : nullptr), "text/plain; version=0.0.4; charset=utf-8");
+        }));
+  auto model_obj = [this] {
+    return json{{"id", model_id},
+                {"object", "model"},
+                {"created", created},
+                {"owned_by", "kvscope"},
+                {"kvscope", {{"n_ctx", engine->max_seq_tokens()}, {"chat_template", tok::chat_format_name(chat_format)}}}};
+  };
+  h.Get("/v1/models", guarded(this, [this, model_obj](const httplib::Request&, httplib::Response& res) {
+          require_serving();
+          res.set_content(dump({{"object", "list"}, {"data", json::array({model_obj()})}}), "application/json");
+        }));
+  h.Get(R"(/v1/models/(.+))", guarded(this, [this, model_obj](const httplib::Request& req, httplib::Response& res) {
+          require_serving();
+          if (req.matches[1] != model_id)
+            throw ApiError(404, "invalid_request_error", "The model '" + std::string(req.matches[1]) + "' does not exist",
+                           "model", "model_not_found");
+          res.set_content(dump(model_obj()), "application/json");
+        }));
+  h.Post("/v1/embeddings", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+           require_serving();
+           res.set_content(dump(embeddings_response(*this, parse_json_body(req.body))), "application/json");
+         }));
+  h.Post("/v1/completions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+           handle_generation(req, res, Endpoint::Completions);
+         }));
+  h.Post("/v1/chat/completions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+           handle_generation(req, res, Endpoint::Chat);
+         }));
+}
+
+Server::Server(ServerOptions o) : impl_(std::make_unique<Impl>(std::move(o))) {}
+
+Server::~Server() { shutdown(); }
+
+void Server::add_extension_hook(ExtensionHook h) { impl_->hooks.push_back(std::move(h)); }
+
+int Server::start() {
+  Impl& s = *impl_;
+  if (s.state.load() != State::Idle) throw InputError("server already started");
+  if (s.opt.model_path.empty()) throw InputError("no model path given");
+  s.model_id = s.opt.model_id.empty() ? std::filesystem::path(s.opt.model_path).stem().string() : s.opt.model_id;
+  s.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.setup_routes();
+  if (s.opt.port == 0) {
+    s.port = s.http.bind_to_any_port(s.opt.host);
+  } else {
+    s.port = s.http.bind_to_port(s.opt.host, s.opt.port) ? s.opt.port : -1;
+  }
+  if (s.port < 0) throw InputError("cannot listen on " + s.opt.host + ":" + std::to_string(s.opt.port));
+  s.state.store(State::Loading, std::memory_order_release);
+  s.http_thread = std::thread([&s] { s.http.listen_after_bind(); });
+  s.load_thread = std::thread([&s] { s.load_model(); });
+  return s.port;
+}
+
+bool Server::wait_ready(double timeout_s) {
+  Impl& s = *impl_;
+  std::unique_lock lk(s.state_mu);
+  s.state_cv.wait_for(lk, std::chrono::duration<double>(timeout_s), [&] {
+    const State st = s.state.load();
+    return st != State::Loading && st != State::Idle;
+  });
+  if (s.state.load() == State::Failed) throw InputError(s.load_error);
+  return s.state.load() == State::Ready;
+}
+
+bool Server::failed() const { return impl_->state.load() == State::Failed; }
+
+void Server::shutdown() {
+  Impl& s = *impl_;
+  State st = s.state.load();
+  if (st == State::Idle || st == State::Stopped) return;
+  if (s.load_thread.joinable()) s.load_thread.join();
+  s.state.store(State::Draining, std::memory_order_release);
+  {
+    // Let in-flight requests finish; past the grace period cancel them (their streams end with
+    // finish_reason "cancelled") and wait for them to be written.
+    std::unique_lock lk(s.live_mu);
+    const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), [&] { return s.live.empty(); });
+    if (!drained && s.engine) {
+      for (RequestId id : s.live) s.engine->cancel(id);
+      s.live_cv.wait_for(lk, std::chrono::seconds(10), [&] { return s.live.empty(); });
+    }
+  }
+  s.http.stop();
+  if (s.http_thread.joinable()) s.http_thread.join();
+  if (s.engine) s.engine->stop();
+  s.state.store(State::Stopped);
+}
+
+int Server::port() const { return impl_->port; }
+
+Engine* Server::engine() { return impl_->state.load(std::memory_order_acquire) >= State::Ready ? impl_->engine.get() : nullptr; }
+
+std::string Server::metrics_text() const {
+  const Impl& s = *impl_;
+  std::optional<EngineStats> st;
+  if (s.state.load(std::memory_order_acquire) >= State::Ready && s.engine) st = s.engine->stats();
+  return s.metrics.render(st ? &*st : nullptr);
+}
+
+}  // namespace kvscope::server

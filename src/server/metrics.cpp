@@ -1,0 +1,92 @@
+#include "server/metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kvscope::server {
+
+namespace {
+
+std::string num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+void scalar(std::string& out, const char* name, const char* type, const char* help, double v) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + num(v) + "\n";
+}
+
+}  // namespace
+
+Histogram::Histogram(std::vector<double> upper_bounds) : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double v) {
+  const size_t i = std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();
+  std::lock_guard lk(mu_);
+  ++counts_[i];
+  sum_ += v;
+  ++n_;
+}
+
+uint64_t Histogram::count() const {
+  std::lock_guard lk(mu_);
+  return n_;
+}
+
+void Histogram::render(std::string& out, const std::string& name, const std::string& help) const {
+  std::lock_guard lk(mu_);
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  uint64_t cum = 0;
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    cum += counts_[i];
+    out += name + "_bucket{le=\"" + num(bounds_[i]) + "\"} " + std::to_string(cum) + "\n";
+  }
+  cum += counts_.back();
+  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cum) + "\n";
+  out += name + "_sum " + num(sum_) + "\n" + name + "_count " + std::to_string(n_) + "\n";
+}
+
+Metrics::Metrics()
+    : ttft({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
+      itl({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
+      e2e({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}) {}
+
+std::string Metrics::render(const EngineStats* e) const {
+  std::string out;
+  scalar(out, "kvscope_model_loaded", "gauge", "1 once the model is loaded and requests are served.", e ? 1 : 0);
+  scalar(out, "kvscope_requests_in_flight", "gauge", "Generation requests accepted by the server and not yet finished.",
+         double(in_flight.load()));
+  scalar(out, "kvscope_requests_running", "gauge", "Sequences the engine is running.", e ? e->running : 0);
+  scalar(out, "kvscope_requests_waiting", "gauge", "Sequences queued in the engine, waiting for admission.", e ? e->waiting : 0);
+  scalar(out, "kvscope_requests_total", "counter", "Generation requests accepted.", double(requests_total.load()));
+  scalar(out, "kvscope_requests_failed_total", "counter", "Requests answered with an error status.", double(requests_failed.load()));
+  scalar(out, "kvscope_requests_cancelled_total", "counter", "Requests cancelled (client disconnected or shutdown).",
+         double(requests_cancelled.load()));
+  scalar(out, "kvscope_prompt_tokens_total", "counter", "Prompt tokens of accepted requests.", double(prompt_tokens.load()));
+  scalar(out, "kvscope_generation_tokens_total", "counter", "Tokens generated for requests.", double(generation_tokens.load()));
+  ttft.render(out, "kvscope_time_to_first_token_seconds", "Time from a request's arrival to its first generated token.");
+  itl.render(out, "kvscope_inter_token_latency_seconds", "Time between consecutive generated tokens of a request.");
+  e2e.render(out, "kvscope_request_duration_seconds", "Time from a request's arrival to its last token.");
+  if (e) {
+    scalar(out, "kvscope_kv_blocks_total", "gauge", "KV cache blocks in the pool.", e->blocks.total);
+    scalar(out, "kvscope_kv_blocks_used", "gauge", "KV cache blocks referenced by sequences or sessions.", e->blocks.used);
+    scalar(out, "kvscope_kv_blocks_cached", "gauge", "Free KV blocks still holding a reusable prefix.", e->blocks.cached_free);
+    scalar(out, "kvscope_kv_block_size_tokens", "gauge", "Tokens per KV block.", e->block_size);
+    scalar(out, "kvscope_prefix_cache_queries_total", "counter", "Full prompt blocks looked up in the prefix cache.",
+           double(e->blocks.prefix_queries));
+    scalar(out, "kvscope_prefix_cache_hits_total", "counter", "Prefix cache lookups that found a block.",
+           double(e->blocks.prefix_hits));
+    scalar(out, "kvscope_prefix_cache_hit_rate", "gauge", "Prefix cache hits over lookups since start.",
+           e->blocks.prefix_queries ? double(e->blocks.prefix_hits) / double(e->blocks.prefix_queries) : 0.0);
+    scalar(out, "kvscope_prompt_tokens_cached_total", "counter", "Prompt tokens served from the prefix cache.",
+           double(e->prompt_tokens_cached));
+    scalar(out, "kvscope_preemptions_total", "counter", "Sequences preempted (blocks freed, recomputed later).",
+           double(e->preemptions));
+    scalar(out, "kvscope_engine_steps_total", "counter", "Engine scheduling steps.", double(e->steps));
+    scalar(out, "kvscope_sessions", "gauge", "Sessions whose history is pinned in the KV cache.", e->sessions);
+  }
+  return out;
+}
+
+}  // namespace kvscope::server

@@ -1,0 +1,41 @@
+// Server metrics in Prometheus' text exposition format: counters and latency histograms kept by the
+// server, gauges read from the engine's stats at scrape time.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/scheduler.h"
+
+namespace kvscope::server {
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> upper_bounds);
+  void observe(double v);
+  // Appends the _bucket/_sum/_count lines of metric `name` (cumulative buckets, +Inf last).
+  void render(std::string& out, const std::string& name, const std::string& help) const;
+  uint64_t count() const;
+
+ private:
+  std::vector<double> bounds_;
+  mutable std::mutex mu_;
+  std::vector<uint64_t> counts_;  // per bucket, not cumulative; the last one is +Inf
+  double sum_ = 0;
+  uint64_t n_ = 0;
+};
+
+struct Metrics {
+  Metrics();
+  std::atomic<uint64_t> requests_total{0}, requests_failed{0}, requests_cancelled{0};
+  std::atomic<uint64_t> prompt_tokens{0}, generation_tokens{0};
+  std::atomic<int64_t> in_flight{0};
+  Histogram ttft, itl, e2e;
+
+  // The whole exposition; `engine` is null while the model loads.
+  std::string render(const EngineStats* engine) const;
+};
+
+}  // namespace kvscope::server

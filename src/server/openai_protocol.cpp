@@ -1,0 +1,349 @@
+#include "server/protocol.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "tokenizer/tokenizer.h"
+#include "util/error.h"
+
+namespace kvscope::server {
+
+ApiError invalid_request(const std::string& message, const std::string& param, const std::string& code) {
+  return ApiError(400, "invalid_request_error", message, param, code);
+}
+
+json error_body(const ApiError& e) {
+  auto opt = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+  return {{"error", {{"message", e.what()}, {"type", e.type}, {"param", opt(e.param)}, {"code", opt(e.code)}}}};
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+const char* endpoint_name(Endpoint e) { return e == Endpoint::Chat ? "chat.completions" : "completions"; }
+
+namespace {
+
+// Typed field access: absent and null both mean "not given"; a wrong type is a 400 naming the field.
+class Fields {
+ public:
+  explicit Fields(const json& j) : j_(j) {}
+  const json* get(const char* k) const {
+    auto it = j_.find(k);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  bool has(const char* k) const { return get(k) != nullptr; }
+
+  std::string str(const char* k, const std::string& dflt = "") const {
+    const json* v = get(k);
+    if (!v) return dflt;
+    if (!v->is_string()) throw invalid_request(std::string("'") + k + "' must be a string", k, "invalid_type");
+    return v->get<std::string>();
+  }
+  bool boolean(const char* k, bool dflt) const {
+    const json* v = get(k);
+    if (!v) return dflt;
+    if (!v->is_boolean()) throw invalid_request(std::string("'") + k + "' must be a boolean", k, "invalid_type");
+    return v->get<bool>();
+  }
+  double number(const char* k, double dflt, double lo, double hi) const {
+    const json* v = get(k);
+    if (!v) return dflt;
+    if (!v->is_number()) throw invalid_request(std::string("'") + k + "' must be a number", k, "invalid_type");
+    const double d = v->get<double>();
+    if (!(d >= lo && d <= hi))
+      throw invalid_request(std::string("'") + k + "' must be between " + fmt(lo) + " and " + fmt(hi), k, "invalid_value");
+    return d;
+  }
+  int64_t integer(const char* k, int64_t dflt, int64_t lo, int64_t hi) const {
+    const json* v = get(k);
+    if (!v) return dflt;
+    if (!v->is_number_integer()) throw invalid_request(std::string("'") + k + "' must be an integer", k, "invalid_type");
+    // Unsigned values above INT64_MAX read as negative through get<int64_t>; compare as unsigned.
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi))
+      throw invalid_request(std::string("'") + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi), k,
+                            "invalid_value");
+    const int64_t i = v->get<int64_t>();
+    if (i < lo || i > hi)
+      throw invalid_request(std::string("'") + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi), k,
+                            "invalid_value");
+    return i;
+  }
+
+ private:
+  static std::string fmt(double d) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", d);
+    return b;
+  }
+  const json& j_;
+};
+
+// Every string that reaches the tokenizer is checked again here, whatever the JSON parser did.
+std::string checked_text(const json& v, const std::string& param) {
+  std::string s = v.get<std::string>();
+  if (!tok::is_valid_utf8(s)) throw invalid_request("'" + param + "' is not valid UTF-8", param, "invalid_encoding");
+  return s;
+}
+
+void reject_unsupported(const Fields& f, Endpoint e) {
+  auto unsupported = [](const char* k, const std::string& why) {
+    throw invalid_request(std::string("'") + k + "' is not supported: " + why, k, "unsupported_parameter");
+  };
+  if (f.integer("n", 1, INT32_MIN, INT32_MAX) != 1) unsupported("n", "only n=1 is served");
+  if (const json* lb = f.get("logit_bias"); lb && !(lb->is_object() && lb->empty())) unsupported("logit_bias", "not implemented");
+  if (e == Endpoint::Completions) {
+    if (f.integer("best_of", 1, INT32_MIN, INT32_MAX) != 1) unsupported("best_of", "only best_of=1 is served");
+    if (f.boolean("echo", false)) unsupported("echo", "the prompt is not echoed");
+    if (f.has("suffix")) unsupported("suffix", "insertion is not implemented");
+  } else {
+    for (const char* k : {"tools", "functions"})
+      if (const json* t = f.get(k); t && !(t->is_array() && t->empty())) unsupported(k, "tool calling is not implemented");
+    if (const json* rf = f.get("response_format")) {
+      if (!rf->is_object() || rf->value("type", std::string("text")) != "text")
+        unsupported("response_format", "only {\"type\":\"text\"} is served");
+    }
+  }
+}
+
+std::vector<tok::ChatMessage> parse_messages(const json* m) {
+  if (!m) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
+  if (!m->is_array()) throw invalid_request("'messages' must be an array", "messages", "invalid_type");
+  if (m->empty()) throw invalid_request("'messages' must not be empty", "messages", "invalid_value");
+  std::vector<tok::ChatMessage> out;
+  for (size_t i = 0; i < m->size(); ++i) {
+    const std::string p = "messages[" + std::to_string(i) + "]";
+    const json& msg = (*m)[i];
+    if (!msg.is_object()) throw invalid_request("'" + p + "' must be an object", p, "invalid_type");
+    auto role = msg.find("role");
+    if (role == msg.end() || !role->is_string()) throw invalid_request("'" + p + ".role' must be a string", p + ".role", "invalid_type");
+    std::string r = role->get<std::string>();
+    if (r == "developer") r = "system";  // OpenAI's newer name for the system role
+    if (r != "system" && r != "user" && r != "assistant")
+      throw invalid_request("'" + p + ".role' must be system, user or assistant (got '" + r + "')", p + ".role", "invalid_value");
+    auto c = msg.find("content");
+    std::string text;
+    if (c == msg.end() || c->is_null()) {
+      if (r != "assistant") throw invalid_request("'" + p + ".content' is required", p + ".content", "missing_required_parameter");
+    } else if (c->is_string()) {
+      text = checked_text(*c, p + ".content");
+    } else if (c->is_array()) {
+      // Content parts: text only.
+      for (size_t k = 0; k < c->size(); ++k) {
+        const json& part = (*c)[k];
+        const std::string pp = p + ".content[" + std::to_string(k) + "]";
+        if (!part.is_object() || part.value("type", std::string()) != "text" || !part.contains("text") || !part["text"].is_string())
+          throw invalid_request("'" + pp + "' must be a {\"type\":\"text\",\"text\":...} part (only text is served)", pp,
+                                "invalid_value");
+        text += checked_text(part["text"], pp + ".text");
+      }
+    } else {
+      throw invalid_request("'" + p + ".content' must be a string or an array of text parts", p + ".content", "invalid_type");
+    }
+    out.push_back({r, text});
+  }
+  return out;
+}
+
+void parse_prompt(const json* p, GenRequest& g) {
+  if (!p) throw invalid_request("'prompt' is required", "prompt", "missing_required_parameter");
+  const json* one = p;
+  if (p->is_array()) {
+    if (p->empty()) throw invalid_request("'prompt' must not be empty", "prompt", "invalid_value");
+    if ((*p)[0].is_number_integer()) {
+      g.token_prompt = true;
+      for (const auto& t : *p) {
+        if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX)
+          throw invalid_request("'prompt' as tokens must be an array of non-negative integers", "prompt", "invalid_type");
+        g.prompt_tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+      }
+      return;
+    }
+    if (p->size() != 1)
+      throw invalid_request("'prompt' with several prompts is not supported (send one request per prompt)", "prompt",
+                            "unsupported_parameter");
+    one = &(*p)[0];
+  }
+  if (!one->is_string()) throw invalid_request("'prompt' must be a string, an array of one string or of token ids", "prompt", "invalid_type");
+  g.prompt = checked_text(*one, "prompt");
+}
+
+}  // namespace
+
+GenRequest parse_gen_request(const json& body, Endpoint e) {
+  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
+  Fields f(body);
+  GenRequest g;
+  g.endpoint = e;
+  g.model = f.str("model");
+  reject_unsupported(f, e);
+  if (e == Endpoint::Chat)
+    g.messages = parse_messages(f.get("messages"));
+  else
+    parse_prompt(f.get("prompt"), g);
+
+  const char* mt = e == Endpoint::Chat && f.has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  if (f.has(mt)) {
+    const int64_t n = f.integer(mt, 0, INT64_MIN, INT64_MAX);
+    if (n <= 0) throw invalid_request(std::string("'") + mt + "' must be at least 1", mt, "invalid_value");
+    g.max_tokens = static_cast<int>(std::min<int64_t>(n, INT32_MAX));  // the context check names it
+  }
+  // OpenAI's defaults: plain temperature-1 sampling over the full distribution.
+  SamplingParams& s = g.sampling;
+  s.temperature = static_cast<float>(f.number("temperature", 1.0, 0.0, 2.0));
+  s.top_p = static_cast<float>(f.number("top_p", 1.0, 0.0, 1.0));
+  if (s.top_p <= 0) throw invalid_request("'top_p' must be greater than 0", "top_p", "invalid_value");
+  s.top_k = static_cast<int>(f.integer("top_k", 0, 0, INT32_MAX));
+  s.min_p = static_cast<float>(f.number("min_p", 0.0, 0.0, 1.0));
+  s.presence_penalty = static_cast<float>(f.number("presence_penalty", 0.0, -2.0, 2.0));
+  s.frequency_penalty = static_cast<float>(f.number("frequency_penalty", 0.0, -2.0, 2.0));
+  s.repeat_penalty = static_cast<float>(f.number("repetition_penalty", 1.0, 1e-3, 100.0));
+  if (f.has("seed")) {
+    s.seed = static_cast<uint64_t>(f.integer("seed", 0, INT64_MIN, INT64_MAX));
+  } else {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    s.seed = rng();
+  }
+  try {
+    s.validate();
+  } catch (const InputError& err) {
+    throw invalid_request(err.what(), "", "invalid_value");
+  }
+
+  if (const json* st = f.get("stop")) {
+    if (st->is_string()) {
+      g.stop.push_back(checked_text(*st, "stop"));
+    } else if (st->is_array()) {
+      if (st->size() > 16) throw invalid_request("'stop' has at most 16 strings", "stop", "invalid_value");
+      for (const auto& x : *st) {
+        if (!x.is_string()) throw invalid_request("'stop' must be a string or an array of strings", "stop", "invalid_type");
+        g.stop.push_back(checked_text(x, "stop"));
+      }
+    } else {
+      throw invalid_request("'stop' must be a string or an array of strings", "stop", "invalid_type");
+    }
+  }
+
+  g.stream = f.boolean("stream", false);
+  if (const json* so = f.get("stream_options")) {
+    if (!so->is_object()) throw invalid_request("'stream_options' must be an object", "stream_options", "invalid_type");
+    if (!g.stream) throw invalid_request("'stream_options' is only allowed with stream: true", "stream_options", "invalid_value");
+    Fields sf(*so);
+    g.include_usage = sf.boolean("include_usage", false);
+  }
+
+  if (e == Endpoint::Completions) {
+    if (f.has("logprobs")) g.logprobs = static_cast<int>(f.integer("logprobs", 0, 0, 5));
+  } else {
+    const bool lp = f.boolean("logprobs", false);
+    const int top = static_cast<int>(f.integer("top_logprobs", 0, 0, 20));
+    if (f.has("top_logprobs") && !lp)
+      throw invalid_request("'top_logprobs' requires 'logprobs' to be true", "top_logprobs", "invalid_value");
+    if (lp) g.logprobs = top;
+  }
+  g.session_id = f.str("session_id");
+  g.cache_salt = f.str("cache_salt");
+  if (!tok::is_valid_utf8(g.session_id) || g.session_id.size() > 256)
+    throw invalid_request("'session_id' must be valid UTF-8 of at most 256 bytes", "session_id", "invalid_value");
+  return g;
+}
+
+json Usage::to_json() const {
+  return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_offset0) {
+  if (e == Endpoint::Chat) {
+    auto bytes = [](const std::string& s) {
+      json b = json::array();
+      for (unsigned char c : s) b.push_back(int(c));
+      return b;
+    };
+    json content = json::array();
+    for (const auto& t : lp) {
+      json top = json::array();
+      for (const auto& [p, l] : t.top) top.push_back({{"token", p}, {"logprob", l}, {"bytes", bytes(p)}});
+      content.push_back({{"token", t.piece}, {"logprob", t.logprob}, {"bytes", bytes(t.piece)}, {"top_logprobs", top}});
+    }
+    return {{"content", content}, {"refusal", nullptr}};
+  }
+  json tokens = json::array(), lps = json::array(), tops = json::array(), offs = json::array();
+  size_t off = text_offset0;
+  for (const auto& t : lp) {
+    tokens.push_back(t.piece);
+    lps.push_back(t.logprob);
+    json top = json::object();
+    for (const auto& [p, l] : t.top) top[p] = l;  // nlohmann's object keys are exact bytes; dump() repairs invalid ones
+    tops.push_back(top);
+    offs.push_back(off);
+    off += t.piece.size();
+  }
+  return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offs}};
+}
+
+json completion_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
+                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext) {
+  json choice;
+  json j;
+  if (e == Endpoint::Chat) {
+    choice = {{"index", 0},
+              {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
+              {"logprobs", logprobs},
+              {"finish_reason", finish_reason}};
+    j = {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model}};
+  } else {
+    choice = {{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason}};
+    j = {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
+  }
+  j["choices"] = json::array({choice});
+  j["system_fingerprint"] = "kvscope";
+  j["usage"] = usage.to_json();
+  if (!ext.is_null()) j["kvscope"] = ext;
+  return j;
+}
+
+json chunk_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
+                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext) {
+  const json fr = finish_reason.empty() ? json(nullptr) : json(finish_reason);
+  json choice;
+  json j;
+  if (e == Endpoint::Chat) {
+    json delta = json::object();
+    if (first) delta["role"] = "assistant";
+    if (first || !text.empty() || finish_reason.empty()) delta["content"] = text;
+    choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", fr}};
+    j = {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model}};
+  } else {
+    choice = {{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", fr}};
+    j = {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
+  }
+  j["system_fingerprint"] = "kvscope";
+  j["choices"] = json::array({choice});
+  if (include_usage) j["usage"] = nullptr;  // as OpenAI: every chunk carries usage: null, the last one the counts
+  if (!ext.is_null()) j["kvscope"] = ext;
+  return j;
+}
+
+json usage_chunk(Endpoint e, const std::string& id, int64_t created, const std::string& model, const Usage& usage,
+                 const json& ext) {
+  json j = {{"id", id},
+            {"object", e == Endpoint::Chat ? "chat.completion.chunk" : "text_completion"},
+            {"created", created},
+            {"model", model},
+            {"system_fingerprint", "kvscope"},
+            {"choices", json::array()},
+            {"usage", usage.to_json()}};
+  if (!ext.is_null()) j["kvscope"] = ext;
+  return j;
+}
+
+std::string new_response_id(Endpoint e) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char b[40];
+  std::snprintf(b, sizeof b, "%016llx%08llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng() & 0xffffffffULL));
+  return std::string(e == Endpoint::Chat ? "chatcmpl-" : "cmpl-") + b;
+}
+
+}  // namespace kvscope::server

@@ -1,0 +1,74 @@
+// OpenAI's wire protocol: request parsing with validation (every problem becomes an ApiError with
+// OpenAI's status, type and param), and the JSON of responses, stream chunks and errors.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sampling/sampler.h"
+#include "tokenizer/chat_template.h"
+
+namespace kvscope::server {
+
+using json = nlohmann::json;
+
+// An error answered to the client as {"error":{"message","type","param","code"}}.
+struct ApiError : std::runtime_error {
+  ApiError(int status, std::string type, const std::string& message, std::string param = "", std::string code = "")
+      : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+  int status;
+  std::string type, param, code;
+};
+ApiError invalid_request(const std::string& message, const std::string& param = "", const std::string& code = "");
+json error_body(const ApiError& e);
+// JSON text safe for any string content: invalid UTF-8 (a token's partial bytes) becomes U+FFFD.
+std::string dump(const json& j);
+
+enum class Endpoint { Completions, Chat };
+const char* endpoint_name(Endpoint e);
+
+struct GenRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  std::string model;                     // "" when not given
+  std::string prompt;                    // completions with a text prompt
+  std::vector<int32_t> prompt_tokens;    // completions with a token-id prompt
+  bool token_prompt = false;
+  std::vector<tok::ChatMessage> messages;  // chat
+  int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+  bool stream = false, include_usage = false;
+  int logprobs = -1;                     // top alternatives per token; -1: no logprobs
+  std::string session_id, cache_salt;
+};
+
+// Parses and validates a request body (already known to be valid UTF-8 JSON). Throws ApiError.
+GenRequest parse_gen_request(const json& body, Endpoint e);
+
+// One generated token's log-probability and the most likely alternatives at its position.
+struct TokenLogprob {
+  std::string piece;  // the token's bytes as it contributes to the text
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;
+};
+
+struct Usage {
+  int prompt_tokens = 0, completion_tokens = 0;
+  json to_json() const;
+};
+
+// Response bodies. `ext` is the kvscope extension object (omitted when null).
+json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_offset0);
+json completion_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
+                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext);
+// One stream chunk; finish_reason "" gives null. For chat, `first` sends the role.
+json chunk_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
+                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext);
+// The usage-only chunk of stream_options.include_usage (choices empty).
+json usage_chunk(Endpoint e, const std::string& id, int64_t created, const std::string& model, const Usage& usage,
+                 const json& ext);
+std::string new_response_id(Endpoint e);
+
+}  // namespace kvscope::server

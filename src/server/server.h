@@ -1,0 +1,75 @@
+// kvscope's OpenAI-compatible HTTP server: /v1/completions, /v1/chat/completions (JSON or SSE
+// streams), /v1/embeddings, /v1/models, /health and /metrics, with every generation request run
+// through the continuous-batching Engine. The listener comes up first and the model loads in the
+// background (/health answers 503 until it is ready).
+#pragma once
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/scheduler.h"
+
+namespace kvscope::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                   // 0: an ephemeral port (start() returns it)
+  std::string model_path;
+  std::string model_id;              // the name clients send as "model"; "": the file's stem
+  std::string chat_template;         // family name (chatml, llama3, ...); "": the model's, else chatml
+  std::vector<std::string> api_keys; // non-empty: bearer auth on every route but /health
+  EngineParams engine;
+  int max_queue = 256;               // generation requests in flight at most; more get 429
+  size_t max_body_bytes = size_t{1} << 20;  // larger bodies get 413
+  int http_threads = 0;              // 0: max_queue + 16 (each open request holds one)
+  double heartbeat_s = 1.0;          // how often a silent request probes its connection
+  double shutdown_grace_s = 30;      // in-flight requests get this long to finish, then are cancelled
+  bool log_requests = false;         // one line per request on stderr
+  std::function<void()> before_load; // run on the loading thread first (tests hold the load back)
+};
+
+// What an extension hook sees when a response (or a stream's final chunk) is written.
+struct ResponseInfo {
+  const nlohmann::json& body;          // the request as sent
+  const std::vector<int32_t>& prompt;  // its prompt tokens
+  const Completion& completion;        // the engine's result: tokens, stop reason, cached tokens
+  const std::string& text;             // the answer text sent to the client
+};
+// Adds fields to the response's "kvscope" extension object.
+using ExtensionHook = std::function<void(const ResponseInfo&, nlohmann::json& ext)>;
+
+class Server {
+ public:
+  explicit Server(ServerOptions o);
+  ~Server();  // shuts down if still running
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void add_extension_hook(ExtensionHook h);  // before start()
+
+  // Binds and serves in the background, then loads the model in the background. Returns the port.
+  // Throws InputError when the address cannot be bound.
+  int start();
+  // Waits until the model is loaded: true when ready, false on timeout; rethrows a load failure as
+  // InputError.
+  bool wait_ready(double timeout_s);
+  bool failed() const;  // the model failed to load
+
+  // Graceful: new requests get 503, in-flight ones finish (or are cancelled after the grace
+  // period), then the listener and the engine stop. Idempotent.
+  void shutdown();
+
+  int port() const;
+  // The engine once loaded (null before): for tests and embedding the server.
+  Engine* engine();
+  std::string metrics_text() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvscope::server

@@ -1,0 +1,68 @@
+// The server's shared state, between the lifecycle/routing code (http_server.cpp) and the
+// generation handlers (completions.cpp).
+#pragma once
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "model/model.h"
+#include "server/metrics.h"
+#include "server/protocol.h"
+#include "server/server.h"
+#include "tokenizer/chat_template.h"
+
+namespace kvscope::server {
+
+enum class State { Idle, Loading, Ready, Failed, Draining, Stopped };
+
+struct Server::Impl {
+  explicit Impl(ServerOptions o) : opt(std::move(o)) {}
+
+  ServerOptions opt;
+  httplib::Server http;
+  std::thread http_thread, load_thread;
+  int port = -1;
+
+  mutable std::mutex state_mu;
+  std::condition_variable state_cv;
+  std::atomic<State> state{State::Idle};
+  std::string load_error;
+
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Engine> engine;
+  tok::ChatFormat chat_format = tok::ChatFormat::ChatML;
+  std::string model_id;
+  int64_t created = 0;
+
+  Metrics metrics;
+  std::vector<ExtensionHook> hooks;
+
+  // Engine requests not yet reaped, so shutdown can wait for or cancel them.
+  std::mutex live_mu;
+  std::condition_variable live_cv;
+  std::set<RequestId> live;
+
+  void setup_routes();
+  void load_model();
+  // Throws ApiError 503 unless the model is ready and the server is not shutting down.
+  void require_serving() const;
+  // The tenant's prefix-cache salt: a hash of the request's API key (0 without keys).
+  uint64_t tenant_salt(const httplib::Request& req) const;
+  void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
+  std::vector<int32_t> tokenize(const GenRequest& g) const;
+  // Takes the finished engine request off the live set (waits for its final event if needed).
+  Completion reap(RequestId id);
+};
+
+// Reads a request body as JSON: invalid UTF-8 and malformed JSON become 400s.
+json parse_json_body(const std::string& body);
+void write_error(httplib::Response& res, const ApiError& e);
+uint64_t hash_bytes(const std::string& s, uint64_t seed);
+// POST /v1/embeddings: the body's answer (throws ApiError).
+json embeddings_response(const Server::Impl& s, const json& body);
+
+}  // namespace kvscope::server

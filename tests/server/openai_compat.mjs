@@ -1,0 +1,125 @@
+// Drives a running kvscope server with the official `openai` npm client (installed by
+// tools/openai/setup.sh): models, completions, chat, streams, a stream the client abandons, and
+// errors surfacing as the client's own exception types.
+// Env: KVSCOPE_BASE_URL (http://127.0.0.1:PORT/v1), KVSCOPE_API_KEY, KVSCOPE_OPENAI_DIR.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const dir = process.env.KVSCOPE_OPENAI_DIR;
+const { default: OpenAI } = await import(pathToFileURL(path.join(dir, 'node_modules', 'openai', 'index.mjs')).href);
+const client = new OpenAI({ baseURL: process.env.KVSCOPE_BASE_URL, apiKey: process.env.KVSCOPE_API_KEY, maxRetries: 0, timeout: 60000 });
+
+let passed = 0;
+async function check(name, fn) {
+  await fn();
+  passed++;
+  console.log(`ok - ${name}`);
+}
+
+const chatBody = { model: 'default', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 12, temperature: 0 };
+
+await check('models.list', async () => {
+  const page = await client.models.list();
+  assert.deepEqual(page.data.map((m) => m.id), ['default']);
+});
+
+let completionText;
+await check('completions.create', async () => {
+  const r = await client.completions.create({ model: 'default', prompt: 'Once upon a time', max_tokens: 10, temperature: 0 });
+  assert.equal(r.object, 'text_completion');
+  assert.equal(typeof r.choices[0].text, 'string');
+  assert.ok(['stop', 'length'].includes(r.choices[0].finish_reason));
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+  assert.equal(typeof r.kvscope.prompt_tokens_cached, 'number');
+  completionText = r.choices[0].text;
+});
+
+await check('completions stream', async () => {
+  const s = await client.completions.create({ model: 'default', prompt: 'Once upon a time', max_tokens: 10, temperature: 0, stream: true });
+  let text = '';
+  let chunks = 0;
+  for await (const c of s) {
+    chunks++;
+    text += c.choices[0].text;
+  }
+  assert.ok(chunks >= 2, `only ${chunks} chunks`);
+  assert.equal(text, completionText);
+});
+
+let chatText;
+await check('chat.completions.create', async () => {
+  const r = await client.chat.completions.create(chatBody);
+  assert.equal(r.object, 'chat.completion');
+  assert.equal(r.choices[0].message.role, 'assistant');
+  chatText = r.choices[0].message.content;
+  assert.equal(typeof chatText, 'string');
+});
+
+await check('chat stream with usage', async () => {
+  const s = await client.chat.completions.create({ ...chatBody, stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  let role = null;
+  let finish = null;
+  let usage = null;
+  for await (const c of s) {
+    if (c.choices.length) {
+      role ??= c.choices[0].delta.role;
+      text += c.choices[0].delta.content ?? '';
+      finish ??= c.choices[0].finish_reason;
+    }
+    if (c.usage) usage = c.usage;
+  }
+  assert.equal(role, 'assistant');
+  assert.equal(text, chatText);
+  assert.ok(finish);
+  assert.ok(usage && usage.completion_tokens > 0);
+});
+
+await check('stream abandoned by the client', async () => {
+  const s = await client.completions.create({ model: 'default', prompt: 'A very long story', max_tokens: 400, temperature: 0, stream: true });
+  for await (const c of s) break;  // leaving the loop aborts the request
+});
+
+await check('stop strings', async () => {
+  const stop = completionText.slice(3, 5);
+  const r = await client.completions.create({ model: 'default', prompt: 'Once upon a time', max_tokens: 10, temperature: 0, stop: [stop] });
+  assert.equal(r.choices[0].text, completionText.slice(0, completionText.indexOf(stop)));
+  assert.equal(r.choices[0].finish_reason, 'stop');
+});
+
+await check('400 surfaces as BadRequestError', async () => {
+  await assert.rejects(client.completions.create({ model: 'default', prompt: 'x', max_tokens: 0 }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError, `got ${e?.constructor?.name}`);
+    assert.ok(e instanceof OpenAI.APIError);
+    assert.equal(e.status, 400);
+    assert.equal(e.param, 'max_tokens');
+    assert.equal(e.code, 'invalid_value');
+    return true;
+  });
+  await assert.rejects(client.chat.completions.create({ ...chatBody, n: 3 }), OpenAI.BadRequestError);
+});
+
+await check('404 surfaces as NotFoundError', async () => {
+  await assert.rejects(client.chat.completions.create({ ...chatBody, model: 'gpt-none' }), (e) => {
+    assert.ok(e instanceof OpenAI.NotFoundError);
+    assert.equal(e.code, 'model_not_found');
+    return true;
+  });
+});
+
+await check('401 surfaces as AuthenticationError', async () => {
+  const bad = new OpenAI({ baseURL: process.env.KVSCOPE_BASE_URL, apiKey: 'wrong-key', maxRetries: 0 });
+  await assert.rejects(bad.models.list(), OpenAI.AuthenticationError);
+});
+
+await check('embeddings: 501 until implemented', async () => {
+  await assert.rejects(client.embeddings.create({ model: 'default', input: 'hello' }), (e) => {
+    assert.ok(e instanceof OpenAI.APIError);
+    assert.equal(e.status, 501);
+    assert.equal(e.code, 'not_implemented');
+    return true;
+  });
+});
+
+console.log(`openai-compat: ${passed} checks passed`);

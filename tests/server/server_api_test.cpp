@@ -1,0 +1,383 @@
+// The server's routes over real HTTP on loopback: responses, streams chunk by chunk, stop strings,
+// logprobs, extension hooks, cancellation on hang-up and graceful shutdown.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+
+#include "engine/context.h"
+#include "server_test_util.h"
+
+using namespace kvscope;
+using namespace kvscope::test;
+
+namespace {
+
+server::Server& shared_server() {
+  static std::unique_ptr<server::Server> s = [] {
+    auto o = test_options();
+    auto srv = std::make_unique<server::Server>(o);
+    srv->add_extension_hook([](const server::ResponseInfo& info, json& ext) {
+      ext["hook"] = {{"prompt_tokens", info.prompt.size()}, {"text_bytes", info.text.size()}};
+    });
+    srv->start();
+    EXPECT_TRUE(srv->wait_ready(60));
+    return srv;
+  }();
+  return *s;
+}
+int port() { return shared_server().port(); }
+
+const Model& model() {
+  static std::unique_ptr<Model> m = Model::load(server_model_path());
+  return *m;
+}
+
+// A lone greedy run outside the server: what every greedy request must produce.
+std::string greedy_text(const std::string& prompt, int n) {
+  Context ctx(model(), {0, 2, 512});
+  SamplingParams g;
+  g.temperature = 0;
+  return generate(ctx, model().tokenizer().encode(prompt, true, false), g, n).text;
+}
+
+struct Stream {
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::vector<json> chunks;
+  bool done = false;  // saw data: [DONE]
+  std::string text() const {
+    std::string t;
+    for (const auto& c : chunks)
+      if (!c["choices"].empty()) {
+        const json& ch = c["choices"][0];
+        t += ch.contains("delta") ? ch["delta"].value("content", std::string()) : ch["text"].get<std::string>();
+      }
+    return t;
+  }
+};
+
+Stream stream(const std::string& path, const json& body) {
+  HttpConn c(port());
+  Stream s;
+  HttpResponse r;
+  EXPECT_TRUE(c.send("POST", path, body.dump()));
+  EXPECT_TRUE(c.read_head(r));
+  s.status = r.status;
+  s.headers = r.headers;
+  for (std::string ev; !(ev = c.next_event()).empty();) {
+    if (ev == "[DONE]") {
+      s.done = true;
+      continue;
+    }
+    EXPECT_FALSE(s.done) << "event after [DONE]";
+    s.chunks.push_back(json::parse(ev));
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(ServerApi, HealthModelsAndMetrics) {
+  auto h = http(port(), "GET", "/health");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.j()["status"], "ok");
+  auto m = http(port(), "GET", "/v1/models");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_EQ(m.j()["object"], "list");
+  ASSERT_EQ(m.j()["data"].size(), 1u);
+  EXPECT_EQ(m.j()["data"][0]["id"], "default");
+  EXPECT_EQ(m.j()["data"][0]["object"], "model");
+  EXPECT_EQ(http(port(), "GET", "/v1/models/default").j()["id"], "default");
+  auto mt = http(port(), "GET", "/metrics");
+  ASSERT_EQ(mt.status, 200);
+  EXPECT_NE(mt.headers["content-type"].find("text/plain"), std::string::npos);
+  for (const char* name : {"kvscope_requests_running", "kvscope_requests_waiting", "kvscope_prompt_tokens_total",
+                           "kvscope_generation_tokens_total", "kvscope_time_to_first_token_seconds_count",
+                           "kvscope_inter_token_latency_seconds_count", "kvscope_kv_blocks_used", "kvscope_kv_blocks_cached",
+                           "kvscope_prefix_cache_hit_rate", "kvscope_preemptions_total"})
+    EXPECT_GE(metric(mt.body, name), 0) << name;
+  EXPECT_NE(mt.body.find("# TYPE kvscope_time_to_first_token_seconds histogram"), std::string::npos);
+  EXPECT_NE(mt.body.find("kvscope_time_to_first_token_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
+}
+
+TEST(ServerApi, CompletionMatchesALoneGreedyRun) {
+  const std::string prompt = "Once upon a time";
+  const std::string m0 = shared_server().metrics_text();
+  auto r = post(port(), "/v1/completions", {{"model", "default"}, {"prompt", prompt}, {"max_tokens", 12}, {"temperature", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.j();
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["model"], "default");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u);
+  ASSERT_EQ(j["choices"].size(), 1u);
+  EXPECT_EQ(j["choices"][0]["text"], greedy_text(prompt, 12));
+  EXPECT_EQ(j["choices"][0]["index"], 0);
+  EXPECT_TRUE(j["choices"][0]["logprobs"].is_null());
+  const auto n_prompt = model().tokenizer().encode(prompt, true, false).size();
+  EXPECT_EQ(j["usage"]["prompt_tokens"], n_prompt);
+  const int completion_tokens = j["usage"]["completion_tokens"];
+  EXPECT_EQ(j["usage"]["total_tokens"], n_prompt + completion_tokens);
+  if (j["choices"][0]["finish_reason"] == "length") {
+    EXPECT_EQ(completion_tokens, 12);
+  }
+  EXPECT_TRUE(j["kvscope"].contains("prompt_tokens_cached"));
+  EXPECT_EQ(j["kvscope"]["hook"]["prompt_tokens"], n_prompt);  // the extension hook ran
+  // The counters moved by exactly this request.
+  const std::string m1 = shared_server().metrics_text();
+  auto delta = [&](const char* name) { return metric(m1, name) - metric(m0, name); };
+  EXPECT_EQ(delta("kvscope_requests_total"), 1);
+  EXPECT_EQ(delta("kvscope_prompt_tokens_total"), static_cast<double>(n_prompt));
+  EXPECT_EQ(delta("kvscope_generation_tokens_total"), completion_tokens);
+  EXPECT_EQ(delta("kvscope_time_to_first_token_seconds_count"), 1);
+  EXPECT_EQ(delta("kvscope_inter_token_latency_seconds_count"), completion_tokens - 1);
+  EXPECT_EQ(metric(m1, "kvscope_kv_blocks_used"), 0);
+  EXPECT_GT(metric(m1, "kvscope_kv_blocks_cached"), 0);  // the prompt's full blocks stay reusable
+}
+
+TEST(ServerApi, ChatCompletionAndTokenPrompt) {
+  auto r = post(port(), "/v1/chat/completions",
+                {{"messages", {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hello"}}}},
+                 {"max_tokens", 6},
+                 {"temperature", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = r.j();
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_TRUE(j["choices"][0]["message"]["content"].is_string());
+  EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 5);
+  // Content given as text parts renders the same prompt.
+  auto r2 = post(port(), "/v1/chat/completions",
+                 {{"messages", {{{"role", "system"}, {"content", {{{"type", "text"}, {"text", "Be brief."}}}}},
+                                {{"role", "user"}, {"content", "Hello"}}}},
+                  {"max_tokens", 6},
+                  {"temperature", 0}});
+  EXPECT_EQ(r2.j()["choices"][0]["message"]["content"], j["choices"][0]["message"]["content"]);
+  // A prompt of token ids.
+  auto ids = model().tokenizer().encode("Once upon a time", true, false);
+  auto r3 = post(port(), "/v1/completions", {{"prompt", ids}, {"max_tokens", 12}, {"temperature", 0}});
+  ASSERT_EQ(r3.status, 200) << r3.body;
+  EXPECT_EQ(r3.j()["choices"][0]["text"], greedy_text("Once upon a time", 12));
+}
+
+TEST(ServerApi, CompletionStreamsChunkByChunk) {
+  const json body = {{"prompt", "The cat sat"}, {"max_tokens", 16}, {"temperature", 0}, {"stream", true}};
+  Stream s = stream("/v1/completions", body);
+  ASSERT_EQ(s.status, 200);
+  EXPECT_NE(s.headers["content-type"].find("text/event-stream"), std::string::npos);
+  EXPECT_TRUE(s.done);
+  ASSERT_GE(s.chunks.size(), 3u);  // several text chunks and the final one
+  std::string id = s.chunks[0]["id"];
+  for (size_t i = 0; i < s.chunks.size(); ++i) {
+    const json& c = s.chunks[i];
+    EXPECT_EQ(c["object"], "text_completion");
+    EXPECT_EQ(c["id"], id);
+    EXPECT_FALSE(c.contains("usage"));
+    const bool last = i + 1 == s.chunks.size();
+    EXPECT_EQ(c["choices"][0]["finish_reason"].is_null(), !last);
+    EXPECT_EQ(c.contains("kvscope"), last);
+  }
+  EXPECT_EQ(s.text(), greedy_text("The cat sat", 16));
+  auto whole = post(port(), "/v1/completions", {{"prompt", "The cat sat"}, {"max_tokens", 16}, {"temperature", 0}});
+  EXPECT_EQ(whole.j()["choices"][0]["text"], s.text());
+}
+
+TEST(ServerApi, ChatStreamSendsRoleFirstAndUsageLast) {
+  const json body = {{"messages", {{{"role", "user"}, {"content", "Tell me"}}}},
+                     {"max_tokens", 10},
+                     {"temperature", 0},
+                     {"stream", true},
+                     {"stream_options", {{"include_usage", true}}}};
+  Stream s = stream("/v1/chat/completions", body);
+  ASSERT_EQ(s.status, 200);
+  EXPECT_TRUE(s.done);
+  ASSERT_GE(s.chunks.size(), 3u);
+  EXPECT_EQ(s.chunks[0]["object"], "chat.completion.chunk");
+  EXPECT_EQ(s.chunks[0]["choices"][0]["delta"]["role"], "assistant");
+  const json& usage = s.chunks.back();
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["completion_tokens"].get<int>() + usage["usage"]["prompt_tokens"].get<int>(),
+            usage["usage"]["total_tokens"].get<int>());
+  EXPECT_TRUE(usage.contains("kvscope"));
+  const json& fin = s.chunks[s.chunks.size() - 2];
+  EXPECT_FALSE(fin["choices"][0]["finish_reason"].is_null());
+  EXPECT_TRUE(fin["choices"][0]["delta"].empty());
+  for (size_t i = 0; i + 1 < s.chunks.size(); ++i) EXPECT_TRUE(s.chunks[i]["usage"].is_null());
+  auto whole = post(port(), "/v1/chat/completions",
+                    {{"messages", {{{"role", "user"}, {"content", "Tell me"}}}}, {"max_tokens", 10}, {"temperature", 0}});
+  EXPECT_EQ(whole.j()["choices"][0]["message"]["content"], s.text());
+  EXPECT_EQ(whole.j()["usage"], usage["usage"]);
+}
+
+TEST(ServerApi, StopStringsAcrossTokenBoundaries) {
+  const std::string prompt = "In the beginning";
+  const int n = 24;
+  Context ctx(model(), {0, 2, 512});
+  SamplingParams g;
+  g.temperature = 0;
+  auto ref = generate(ctx, model().tokenizer().encode(prompt, true, false), g, n);
+  // A stop string made of the last byte of one token's text and the first of the next.
+  std::string stop;
+  std::string before;
+  for (size_t i = 2; i + 1 < ref.tokens.size() && stop.empty(); ++i) {
+    const std::string a = model().tokenizer().token_to_piece(ref.tokens[i]);
+    const std::string b = model().tokenizer().token_to_piece(ref.tokens[i + 1]);
+    auto ascii = [](unsigned char c) { return c >= 0x20 && c < 0x7f; };
+    if (!a.empty() && !b.empty() && ascii(a.back()) && ascii(b.front())) stop = std::string(1, a.back()) + b.front();
+  }
+  ASSERT_FALSE(stop.empty()) << "no two adjacent ASCII pieces in " << ref.text;
+  const std::string expected = ref.text.substr(0, ref.text.find(stop));
+  auto r = post(port(), "/v1/completions",
+                {{"prompt", prompt}, {"max_tokens", n}, {"temperature", 0}, {"stop", {"\x01never", stop}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.j()["choices"][0]["text"], expected);
+  EXPECT_EQ(r.j()["choices"][0]["finish_reason"], "stop");
+  Stream s = stream("/v1/completions", {{"prompt", prompt}, {"max_tokens", n}, {"temperature", 0}, {"stop", stop}, {"stream", true}});
+  EXPECT_EQ(s.text(), expected);
+  EXPECT_EQ(s.chunks.back()["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(s.text().find(stop), std::string::npos);
+}
+
+TEST(ServerApi, Logprobs) {
+  auto r = post(port(), "/v1/completions", {{"prompt", "Hello"}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 3}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json lp = r.j()["choices"][0]["logprobs"];
+  const size_t n = r.j()["usage"]["completion_tokens"];
+  ASSERT_EQ(lp["tokens"].size(), n);
+  ASSERT_EQ(lp["token_logprobs"].size(), n);
+  ASSERT_EQ(lp["top_logprobs"].size(), n);
+  ASSERT_EQ(lp["text_offset"].size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
+    // An object keyed by token text: tokens with the same text share a key.
+    EXPECT_GE(lp["top_logprobs"][i].size(), 1u);
+    EXPECT_LE(lp["top_logprobs"][i].size(), 3u);
+    double best = -1e9;
+    for (auto& [k, v] : lp["top_logprobs"][i].items()) best = std::max(best, v.get<double>());
+    EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), best, 1e-5);  // greedy picks the most likely
+  }
+  auto c = post(port(), "/v1/chat/completions",
+                {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 4}, {"temperature", 0}, {"logprobs", true},
+                 {"top_logprobs", 2}});
+  ASSERT_EQ(c.status, 200) << c.body;
+  json content = c.j()["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), c.j()["usage"]["completion_tokens"].get<size_t>());
+  EXPECT_EQ(content[0]["top_logprobs"].size(), 2u);
+  EXPECT_TRUE(content[0]["bytes"].is_array());
+  // Streams carry each token's logprobs with its chunk.
+  Stream s = stream("/v1/completions", {{"prompt", "Hello"}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 1}, {"stream", true}});
+  size_t streamed = 0;
+  for (const auto& ch : s.chunks)
+    if (!ch["choices"][0]["logprobs"].is_null()) streamed += ch["choices"][0]["logprobs"]["tokens"].size();
+  EXPECT_EQ(streamed, n);
+}
+
+TEST(ServerApi, SeedMakesSamplingReproducible) {
+  const json body = {{"prompt", "Hello"}, {"max_tokens", 12}, {"temperature", 1.0}, {"top_k", 40}, {"top_p", 0.9},
+                     {"min_p", 0.01}, {"seed", 42}, {"presence_penalty", 0.5}, {"frequency_penalty", 0.5}};
+  auto a = post(port(), "/v1/completions", body);
+  auto b = post(port(), "/v1/completions", body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.j()["choices"][0]["text"], b.j()["choices"][0]["text"]);
+}
+
+TEST(ServerApi, PrefixCacheAndSessions) {
+  std::string prompt;
+  for (int i = 0; i < 12; ++i) prompt += "shared prefix words ";
+  auto a = post(port(), "/v1/completions", {{"prompt", prompt}, {"max_tokens", 2}, {"temperature", 0}, {"session_id", "s1"}});
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.j()["kvscope"]["session_id"], "s1");
+  auto b = post(port(), "/v1/completions", {{"prompt", prompt}, {"max_tokens", 2}, {"temperature", 0}});
+  EXPECT_GT(b.j()["kvscope"]["prompt_tokens_cached"].get<int>(), 0);
+  // Another cache salt does not see those blocks.
+  auto c = post(port(), "/v1/completions", {{"prompt", prompt}, {"max_tokens", 2}, {"temperature", 0}, {"cache_salt", "tenant-b"}});
+  EXPECT_EQ(c.j()["kvscope"]["prompt_tokens_cached"], 0);
+  EXPECT_EQ(c.j()["choices"][0]["text"], b.j()["choices"][0]["text"]);
+  shared_server().engine()->drop_session("0/s1");
+}
+
+TEST(ServerApi, HangUpCancelsTheRequestAndFreesItsBlocks) {
+  Engine& eng = *shared_server().engine();
+  const uint64_t cancelled0 = static_cast<uint64_t>(metric(shared_server().metrics_text(), "kvscope_requests_cancelled_total"));
+  {
+    HttpConn c(port());
+    ASSERT_TRUE(c.send("POST", "/v1/completions",
+                       json{{"prompt", "A long story"}, {"max_tokens", 480}, {"temperature", 0}, {"stream", true}}.dump()));
+    HttpResponse r;
+    ASSERT_TRUE(c.read_head(r));
+    ASSERT_FALSE(c.next_event().empty());
+    EXPECT_GT(eng.stats().blocks.used, 0);
+  }  // hang up mid-stream
+  EXPECT_TRUE(eventually([&] { return eng.stats().blocks.used == 0 && eng.stats().running == 0; }));
+  // The same for a non-streaming request (noticed through its heartbeat).
+  {
+    HttpConn c(port());
+    ASSERT_TRUE(c.send("POST", "/v1/completions", json{{"prompt", "Another story"}, {"max_tokens", 480}, {"temperature", 0}}.dump()));
+    EXPECT_TRUE(eventually([&] { return eng.stats().running == 1; }, 5));
+  }
+  EXPECT_TRUE(eventually([&] { return eng.stats().blocks.used == 0 && eng.stats().running == 0; }));
+  const std::string m = shared_server().metrics_text();
+  EXPECT_EQ(metric(m, "kvscope_kv_blocks_used"), 0);
+  EXPECT_EQ(metric(m, "kvscope_requests_in_flight"), 0);
+  EXPECT_EQ(static_cast<uint64_t>(metric(m, "kvscope_requests_cancelled_total")), cancelled0 + 2);
+}
+
+TEST(ServerApi, HealthIs503WhileTheModelLoads) {
+  std::promise<void> release;
+  auto gate = release.get_future().share();
+  auto o = test_options();
+  o.before_load = [gate] { gate.wait(); };
+  server::Server s(o);
+  const int p = s.start();
+  auto h = http(p, "GET", "/health");
+  EXPECT_EQ(h.status, 503);
+  EXPECT_EQ(h.j()["status"], "loading");
+  auto r = post(p, "/v1/completions", {{"prompt", "x"}});
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.j()["error"]["code"], "model_loading");
+  release.set_value();
+  ASSERT_TRUE(s.wait_ready(60));
+  EXPECT_EQ(http(p, "GET", "/health").status, 200);
+}
+
+TEST(ServerApi, GracefulShutdownFinishesInFlightStreams) {
+  auto o = test_options();
+  o.shutdown_grace_s = 30;
+  server::Server s(o);
+  const int p = s.start();
+  ASSERT_TRUE(s.wait_ready(60));
+  HttpConn c(p);
+  ASSERT_TRUE(c.send("POST", "/v1/completions", json{{"prompt", "Go on"}, {"max_tokens", 64}, {"temperature", 0}, {"stream", true}}.dump()));
+  HttpResponse r;
+  ASSERT_TRUE(c.read_head(r));
+  ASSERT_FALSE(c.next_event().empty());
+  std::thread stopper([&] { s.shutdown(); });
+  // While draining, new work is refused.
+  EXPECT_TRUE(eventually([&] { return http(p, "GET", "/health").status == 503; }, 5));
+  std::string ev, last;
+  while (!(ev = c.next_event()).empty() && ev != "[DONE]") last = ev;
+  EXPECT_EQ(ev, "[DONE]");
+  EXPECT_NE(json::parse(last)["choices"][0]["finish_reason"], "cancelled");  // finished: length, or stop at EOS
+  stopper.join();
+  EXPECT_EQ(s.engine()->stats().blocks.used, 0);
+}
+
+TEST(ServerApi, ShutdownPastTheGraceCancelsInFlightWork) {
+  auto o = test_options();
+  o.shutdown_grace_s = 0;
+  server::Server s(o);
+  const int p = s.start();
+  ASSERT_TRUE(s.wait_ready(60));
+  HttpConn c(p);
+  ASSERT_TRUE(c.send("POST", "/v1/completions", json{{"prompt", "Go on"}, {"max_tokens", 480}, {"temperature", 0}, {"stream", true}}.dump()));
+  HttpResponse r;
+  ASSERT_TRUE(c.read_head(r));
+  ASSERT_FALSE(c.next_event().empty());
+  s.shutdown();
+  std::string ev, last;
+  while (!(ev = c.next_event()).empty() && ev != "[DONE]") last = ev;
+  EXPECT_EQ(ev, "[DONE]");
+  EXPECT_EQ(json::parse(last)["choices"][0]["finish_reason"], "cancelled");
+  EXPECT_EQ(s.engine()->stats().blocks.used, 0);
+}
