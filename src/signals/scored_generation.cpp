@@ -1,0 +1,144 @@
+#include "signals/scored_generation.h"
+
+#include <chrono>
+#include <memory>
+
+#include "util/error.h"
+
+namespace kvscope::signals {
+
+std::vector<std::pair<std::string, double>> ResponseSignals::named() const {
+  std::vector<std::pair<std::string, double>> v = {
+      {"kv_coe_c", kv.coe_c},         {"kv_coe_r", kv.coe_r},     {"kv_coe_c_norm", kv.coe_c_norm},
+      {"kv_coe_r_norm", kv.coe_r_norm}, {"max_prob", max_prob},   {"perplexity", perplexity},
+      {"entropy", entropy}};
+  if (has_hidden) {
+    v.push_back({"hidden_coe_c", hidden.coe_c_norm});
+    v.push_back({"hidden_coe_r", hidden.coe_r_norm});
+  }
+  return v;
+}
+
+nlohmann::json ResponseSignals::to_json() const {
+  nlohmann::json j = {{"layers", layers}, {"pre_rope", pre_rope}, {"n_tokens", n_tokens}};
+  for (auto& [k, x] : named()) j[k] = x;
+  j["mean_dr"] = kv.mean_dr;
+  j["mean_dtheta"] = kv.mean_dtheta;
+  j["total_dr"] = kv.total_dr;
+  j["total_dtheta"] = kv.total_dtheta;
+  if (!extra.empty()) {
+    nlohmann::json a = nlohmann::json::object();
+    for (auto& [name, c] : extra) a[name] = {{"kv_coe_c", c.coe_c}, {"kv_coe_r", c.coe_r}, {"kv_coe_c_norm", c.coe_c_norm}, {"kv_coe_r_norm", c.coe_r_norm}};
+    j["ablation"] = a;
+  }
+  j["memory"] = {{"kv_bytes", kv_bytes},
+                 {"tap_bytes", tap_bytes},
+                 {"tap_fraction_of_kv", kv_bytes ? double(tap_bytes) / double(kv_bytes) : 0.0},
+                 {"hidden_bytes", hidden_bytes},
+                 {"hidden_full_bytes", hidden_full_bytes},
+                 {"hidden_full_fraction_of_kv", kv_bytes ? double(hidden_full_bytes) / double(kv_bytes) : 0.0}};
+  return j;
+}
+
+ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                             const SignalOptions& so, const std::function<bool(int32_t, const std::string&)>& on_token) {
+  if (prompt.empty()) throw InputError("empty prompt");
+  if (max_tokens < 0) throw InputError("max tokens must be >= 0");
+  const HParams& hp = ctx.model().hparams();
+  const auto& tk = ctx.model().tokenizer();
+  const int n_vocab = hp.n_vocab;
+  const int begin = static_cast<int>(prompt.size());
+
+  // The main tap carries the hidden sums; the ablation taps only KV.
+  TapOptions mo;
+  mo.layers = parse_layers(so.layers, hp.n_layer);
+  mo.pre_rope = so.pre_rope;
+  mo.begin = begin;
+  mo.hidden = so.hidden;
+  FeatureTap main_tap(hp, mo);
+  std::vector<std::unique_ptr<FeatureTap>> extra;
+  std::vector<KVTap*> all = {&main_tap};
+  for (auto& [name, layers] : so.extra) {
+    TapOptions eo = mo;
+    eo.layers = layers;
+    eo.hidden = false;
+    extra.push_back(std::make_unique<FeatureTap>(hp, eo));
+    all.push_back(extra.back().get());
+  }
+  TapFanout fan(all);
+  KVTap* tap = extra.empty() ? static_cast<KVTap*>(&main_tap) : &fan;
+
+  ScoredResult out;
+  GenerateResult& r = out.gen;
+  r.n_prompt = begin;
+  LogitStats ls;
+  Sampler sampler(sp);
+  tok::StreamDecoder dec(tk);
+  std::vector<int32_t> history = prompt;
+  KVTap* previous = ctx.tap();
+  ctx.reset();
+  ctx.set_tap(tap);
+  struct Restore {
+    Context& c;
+    KVTap* t;
+    ~Restore() { c.set_tap(t); }
+  } restore{ctx, previous};
+
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const std::vector<float>* logits = &ctx.eval(prompt);
+  auto t1 = clock::now();
+  r.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.stop_reason = "length";
+  bool last_fed = true;
+  for (int i = 0; i < max_tokens; ++i) {
+    const int32_t id = sampler.sample(logits->data(), n_vocab, history);
+    ls.add(logits->data(), n_vocab, id);
+    if (tk.is_eog(id)) {
+      r.stop_reason = "eos";
+      break;
+    }
+    r.tokens.push_back(id);
+    history.push_back(id);
+    last_fed = false;
+    std::string piece = dec.push(id);
+    r.text += piece;
+    if (on_token && !on_token(id, piece)) {
+      r.stop_reason = "stop";
+      break;
+    }
+    if (i + 1 == max_tokens) break;
+    if (ctx.n_past() >= ctx.n_ctx()) {
+      r.stop_reason = "context";
+      break;
+    }
+    logits = &ctx.eval({id});
+    last_fed = true;
+  }
+  if (so.include_last && !last_fed && ctx.n_past() < ctx.n_ctx()) ctx.eval({r.tokens.back()});
+  std::string tail = dec.flush();
+  r.text += tail;
+  if (on_token && !tail.empty()) on_token(-1, tail);
+  r.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+
+  ResponseSignals& s = out.signals;
+  s.layers = main_tap.layers();
+  s.pre_rope = so.pre_rope;
+  s.n_tokens = main_tap.n_tokens();
+  s.kv = main_tap.scores();
+  s.max_prob = ls.max_prob();
+  s.perplexity = ls.perplexity();
+  s.entropy = ls.entropy();
+  if (so.hidden) {
+    s.has_hidden = true;
+    s.hidden = main_tap.hidden_scores();
+    s.hidden_bytes = static_cast<size_t>(hp.n_layer + 1) * hp.n_embd * sizeof(double);
+    s.hidden_full_bytes = static_cast<size_t>(hp.n_layer + 1) * hp.n_embd * sizeof(float) * s.n_tokens;
+  }
+  for (size_t i = 0; i < extra.size(); ++i) s.extra.push_back({so.extra[i].first, extra[i]->scores()});
+  s.kv_bytes = ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past());
+  s.tap_bytes = main_tap.state_bytes() - s.hidden_bytes;
+  return out;
+}
+
+}  // namespace kvscope::signals
