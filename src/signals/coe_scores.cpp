@@ -76,22 +76,37 @@ CoEScores score_trajectory(const std::vector<std::vector<float>>& points) {
 }
 
 void LogitStats::add(const float* logits, int n_vocab, int chosen) {
-  if (n_vocab <= 0 || chosen < 0 || chosen >= n_vocab) throw InputError("logit stats: token outside the vocabulary");
+  if (chosen < 0 || chosen >= n_vocab) throw InputError("logit stats: token outside the vocabulary");
+  observe(logits, n_vocab);
+  choose(chosen);
+}
+
+void LogitStats::observe(const float* logits, int n_vocab) {
+  if (n_vocab <= 0) throw InputError("logit stats: empty vocabulary");
   // Softmax in double: the baselines are compared at the third decimal.
   const float mx = *std::max_element(logits, logits + n_vocab);
   p_.resize(n_vocab);
   double z = 0;
   for (int i = 0; i < n_vocab; ++i) z += p_[i] = std::exp(double(logits[i]) - mx);
-  const double logz = std::log(z);
   double h = 0;
   for (int i = 0; i < n_vocab; ++i) {
     const double p = p_[i] / z;
     if (p > 0) h -= p * std::log(p);
   }
   sum_max_ += 1.0 / z;  // the max logit's probability is exp(0) / z
-  sum_logp_ += double(logits[chosen]) - mx - logz;
   sum_entropy_ += h;
   ++n_;
+  pending_ = logits;
+  pending_n_ = n_vocab;
+  pending_max_ = mx;
+  pending_logz_ = std::log(z);
+}
+
+void LogitStats::choose(int chosen) {
+  if (!pending_) throw InputError("logit stats: a token without logits");
+  if (chosen < 0 || chosen >= pending_n_) throw InputError("logit stats: token outside the vocabulary");
+  sum_logp_ += double(pending_[chosen]) - pending_max_ - pending_logz_;
+  pending_ = nullptr;
 }
 
 double LogitStats::max_prob() const { return n_ ? sum_max_ / n_ : 0.0; }

@@ -46,6 +46,11 @@ CoEScores score_trajectory(const std::vector<std::vector<float>>& points);
 class LogitStats {
  public:
   void add(const float* logits, int n_vocab, int chosen);
+  // The two halves of add for drivers that see the logits before the token is drawn: logits must
+  // stay valid until choose (the scheduler calls on_logits and on_token in the same step).
+  void observe(const float* logits, int n_vocab);
+  void choose(int chosen);
+  bool pending() const { return pending_ != nullptr; }
   int n() const { return n_; }
   double max_prob() const;     // mean over tokens of max_v p(v)
   double perplexity() const;   // exp(-mean log p(chosen))
@@ -55,6 +60,9 @@ class LogitStats {
   int n_ = 0;
   double sum_max_ = 0, sum_logp_ = 0, sum_entropy_ = 0;
   std::vector<double> p_;
+  const float* pending_ = nullptr;
+  int pending_n_ = 0;
+  double pending_max_ = 0, pending_logz_ = 0;
 };
 
 // +1 when a higher value means "more likely correct", -1 when lower does. MaxProb: +1; perplexity

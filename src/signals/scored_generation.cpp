@@ -40,44 +40,83 @@ nlohmann::json ResponseSignals::to_json() const {
   return j;
 }
 
+namespace {
+
+TapOptions main_options(const HParams& hp, int prompt_len, const SignalOptions& so) {
+  TapOptions mo;
+  mo.layers = parse_layers(so.layers, hp.n_layer);
+  mo.pre_rope = so.pre_rope;
+  mo.begin = prompt_len;
+  mo.hidden = so.hidden;
+  return mo;
+}
+
+}  // namespace
+
+ResponseScorer::ResponseScorer(const HParams& hp, int prompt_len, const SignalOptions& so)
+    : hp_(hp), so_(so), main_(hp, main_options(hp, prompt_len, so)) {
+  // The main tap carries the hidden sums; the ablation taps only KV.
+  std::vector<KVTap*> all = {&main_};
+  for (auto& [name, layers] : so.extra) {
+    TapOptions eo = main_options(hp, prompt_len, so);
+    eo.layers = layers;
+    eo.hidden = false;
+    extra_.push_back(std::make_unique<FeatureTap>(hp, eo));
+    all.push_back(extra_.back().get());
+  }
+  if (extra_.empty()) {
+    tap_ = &main_;
+  } else {
+    fan_ = std::make_unique<TapFanout>(all);
+    tap_ = fan_.get();
+  }
+}
+
+void ResponseScorer::observe_token(const TokenEvent& ev, int32_t eos_id) {
+  if (ev.token >= 0)
+    observe_token(ev.token);
+  else if (ev.finished && ev.stop_reason == "eos" && logit_stats_.pending() && eos_id >= 0)
+    observe_token(eos_id);
+}
+
+ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
+  ResponseSignals s;
+  s.layers = main_.layers();
+  s.pre_rope = so_.pre_rope;
+  s.n_tokens = main_.n_tokens();
+  s.kv = main_.scores();
+  s.max_prob = logit_stats_.max_prob();
+  s.perplexity = logit_stats_.perplexity();
+  s.entropy = logit_stats_.entropy();
+  if (so_.hidden) {
+    s.has_hidden = true;
+    s.hidden = main_.hidden_scores();
+    s.hidden_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(double);
+    s.hidden_full_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(float) * s.n_tokens;
+  }
+  for (size_t i = 0; i < extra_.size(); ++i) s.extra.push_back({so_.extra[i].first, extra_[i]->scores()});
+  s.kv_bytes = kv_bytes;
+  s.tap_bytes = main_.state_bytes() - s.hidden_bytes;
+  return s;
+}
+
 ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
                              const SignalOptions& so, const std::function<bool(int32_t, const std::string&)>& on_token) {
   if (prompt.empty()) throw InputError("empty prompt");
   if (max_tokens < 0) throw InputError("max tokens must be >= 0");
-  const HParams& hp = ctx.model().hparams();
   const auto& tk = ctx.model().tokenizer();
-  const int n_vocab = hp.n_vocab;
-  const int begin = static_cast<int>(prompt.size());
-
-  // The main tap carries the hidden sums; the ablation taps only KV.
-  TapOptions mo;
-  mo.layers = parse_layers(so.layers, hp.n_layer);
-  mo.pre_rope = so.pre_rope;
-  mo.begin = begin;
-  mo.hidden = so.hidden;
-  FeatureTap main_tap(hp, mo);
-  std::vector<std::unique_ptr<FeatureTap>> extra;
-  std::vector<KVTap*> all = {&main_tap};
-  for (auto& [name, layers] : so.extra) {
-    TapOptions eo = mo;
-    eo.layers = layers;
-    eo.hidden = false;
-    extra.push_back(std::make_unique<FeatureTap>(hp, eo));
-    all.push_back(extra.back().get());
-  }
-  TapFanout fan(all);
-  KVTap* tap = extra.empty() ? static_cast<KVTap*>(&main_tap) : &fan;
+  const int n_vocab = ctx.model().hparams().n_vocab;
+  ResponseScorer scorer(ctx.model().hparams(), static_cast<int>(prompt.size()), so);
 
   ScoredResult out;
   GenerateResult& r = out.gen;
-  r.n_prompt = begin;
-  LogitStats ls;
+  r.n_prompt = static_cast<int>(prompt.size());
   Sampler sampler(sp);
   tok::StreamDecoder dec(tk);
   std::vector<int32_t> history = prompt;
   KVTap* previous = ctx.tap();
   ctx.reset();
-  ctx.set_tap(tap);
+  ctx.set_tap(scorer.tap());
   struct Restore {
     Context& c;
     KVTap* t;
@@ -92,8 +131,9 @@ ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, c
   r.stop_reason = "length";
   bool last_fed = true;
   for (int i = 0; i < max_tokens; ++i) {
+    scorer.observe_logits(logits->data(), n_vocab);
     const int32_t id = sampler.sample(logits->data(), n_vocab, history);
-    ls.add(logits->data(), n_vocab, id);
+    scorer.observe_token(id);
     if (tk.is_eog(id)) {
       r.stop_reason = "eos";
       break;
@@ -120,24 +160,7 @@ ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, c
   r.text += tail;
   if (on_token && !tail.empty()) on_token(-1, tail);
   r.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
-
-  ResponseSignals& s = out.signals;
-  s.layers = main_tap.layers();
-  s.pre_rope = so.pre_rope;
-  s.n_tokens = main_tap.n_tokens();
-  s.kv = main_tap.scores();
-  s.max_prob = ls.max_prob();
-  s.perplexity = ls.perplexity();
-  s.entropy = ls.entropy();
-  if (so.hidden) {
-    s.has_hidden = true;
-    s.hidden = main_tap.hidden_scores();
-    s.hidden_bytes = static_cast<size_t>(hp.n_layer + 1) * hp.n_embd * sizeof(double);
-    s.hidden_full_bytes = static_cast<size_t>(hp.n_layer + 1) * hp.n_embd * sizeof(float) * s.n_tokens;
-  }
-  for (size_t i = 0; i < extra.size(); ++i) s.extra.push_back({so.extra[i].first, extra[i]->scores()});
-  s.kv_bytes = ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past());
-  s.tap_bytes = main_tap.state_bytes() - s.hidden_bytes;
+  out.signals = scorer.result(ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past()));
   return out;
 }
 

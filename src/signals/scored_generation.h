@@ -2,12 +2,14 @@
 // and the hidden-state CoE, all from the one decoding pass.
 #pragma once
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/context.h"
+#include "engine/scheduler.h"
 #include "sampling/sampler.h"
 #include "signals/coe_scores.h"
 #include "signals/kv_tap.h"
@@ -42,6 +44,35 @@ struct ResponseSignals {
   // perplexity, entropy, hidden_coe_c, hidden_coe_r (hidden ones only with has_hidden).
   std::vector<std::pair<std::string, double>> named() const;
   nlohmann::json to_json() const;
+};
+
+// Scores one response as any driver generates it. With the scheduler:
+//   ResponseScorer sc(model.hparams(), prompt.size(), so);
+//   req.tap = sc.tap();
+//   req.on_logits = [&](const float* l, int nv) { sc.observe_logits(l, nv); };
+//   req.on_token = [&](const TokenEvent& e) { sc.observe_token(e, eos_id); ... };
+// then sc.result(kv_bytes) once the request finished. The scheduler path has no extra step for the
+// last token, so its K/V (never computed) is not in the trajectory.
+class ResponseScorer {
+ public:
+  ResponseScorer(const HParams& hp, int prompt_len, const SignalOptions& so);
+  KVTap* tap() { return tap_; }
+  // The logits the next token is drawn from; the pointer must stay valid until observe_token.
+  void observe_logits(const float* logits, int n_vocab) { logit_stats_.observe(logits, n_vocab); }
+  void observe_token(int32_t chosen) { logit_stats_.choose(chosen); }
+  // Scheduler events: a token, or the final event of an EOS stop (whose token is eos_id).
+  void observe_token(const TokenEvent& ev, int32_t eos_id);
+  // kv_bytes: the sequence's KV footprint, for the memory report.
+  ResponseSignals result(size_t kv_bytes) const;
+
+ private:
+  const HParams& hp_;
+  SignalOptions so_;
+  FeatureTap main_;
+  std::vector<std::unique_ptr<FeatureTap>> extra_;
+  std::unique_ptr<TapFanout> fan_;
+  KVTap* tap_ = nullptr;
+  LogitStats logit_stats_;
 };
 
 struct ScoredResult {

@@ -286,3 +286,37 @@ TEST(SignalsTap, ScoredGenerationReportsEveryScore) {
   auto g = generate(plain, prompt, sp, 7);
   EXPECT_EQ(g.tokens, r.gen.tokens);
 }
+
+TEST(SignalsTap, SchedulerDrivenScorerMatchesScoredGeneration) {
+  auto model = Model::load(signals_model());
+  const auto prompt = model->tokenizer().encode("hello world", true, false);
+  SignalOptions so;
+  so.include_last = false;  // the scheduler computes no K/V for the last token either
+  SamplingParams sp;
+  sp.temperature = 0;
+  Context ctx(*model, {64, 1, 512});
+  const auto ref = generate_scored(ctx, prompt, sp, 6, so);
+
+  EngineParams ep;
+  ep.n_threads = 1;
+  ep.n_ctx = 64;
+  ep.kv_mem_bytes = 1 << 20;
+  Engine eng(*model, ep);
+  ResponseScorer sc(model->hparams(), static_cast<int>(prompt.size()), so);
+  Request r;
+  r.prompt = prompt;
+  r.sampling = sp;
+  r.max_tokens = 6;
+  r.tap = sc.tap();
+  r.on_logits = [&](const float* l, int nv) { sc.observe_logits(l, nv); };
+  r.on_token = [&](const TokenEvent& e) { sc.observe_token(e, model->tokenizer().vocab().eos); };
+  Completion c = eng.wait(eng.submit(r));
+  ASSERT_EQ(c.tokens, ref.gen.tokens);
+  const ResponseSignals s = sc.result(0);
+  EXPECT_EQ(s.n_tokens, ref.signals.n_tokens);
+  expect_rel(s.kv.coe_c, ref.signals.kv.coe_c);
+  expect_rel(s.kv.coe_r_norm, ref.signals.kv.coe_r_norm);
+  expect_rel(s.max_prob, ref.signals.max_prob);
+  expect_rel(s.perplexity, ref.signals.perplexity);
+  expect_rel(s.hidden.coe_c_norm, ref.signals.hidden.coe_c_norm);
+}
