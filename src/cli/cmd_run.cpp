@@ -18,7 +18,7 @@ void add_run_command(CLI::App& app) {
     SamplingOpts sampling;
     std::string prompt, system;
     int n_predict = 128;
-    bool chat = false, json = false, no_signals = false, pre_rope = signals::kDefaultPreRope;
+    bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
     std::string signal_layers = "mid";
   };
   auto o = std::make_shared<Opts>();
@@ -33,6 +33,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--signal-layers", o->signal_layers, "Layers of the KV signals: mid | all | a-b | a,b,c")
       ->capture_default_str();
   cmd->add_flag("--pre-rope,!--post-rope", o->pre_rope, "KV signals from K before RoPE");
+  cmd->add_flag("--signal-trace", o->signal_trace, "Add each token's dr and dtheta to the signals");
   cmd->callback([o] {
     auto model = Model::load(resolve_model(o->model.path));
     SamplingParams sp = o->sampling.params();
@@ -64,6 +65,7 @@ void add_run_command(CLI::App& app) {
       signals::SignalOptions so;
       so.layers = o->signal_layers;
       so.pre_rope = o->pre_rope;
+      so.trace = o->signal_trace;
       scored = signals::generate_scored(ctx, ids, sp, o->n_predict, so, stream);
     } else {
       scored.gen = generate(ctx, ids, sp, o->n_predict, stream);

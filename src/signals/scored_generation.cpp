@@ -31,6 +31,11 @@ nlohmann::json ResponseSignals::to_json() const {
     for (auto& [name, c] : extra) a[name] = {{"kv_coe_c", c.coe_c}, {"kv_coe_r", c.coe_r}, {"kv_coe_c_norm", c.coe_c_norm}, {"kv_coe_r_norm", c.coe_r_norm}};
     j["ablation"] = a;
   }
+  if (!steps.empty()) {
+    nlohmann::json dr = nlohmann::json::array(), dt = nlohmann::json::array();
+    for (const auto& st : steps) dr.push_back(st.dr), dt.push_back(st.dtheta);
+    j["trace"] = {{"dr", dr}, {"dtheta", dt}};
+  }
   j["memory"] = {{"kv_bytes", kv_bytes},
                  {"tap_bytes", tap_bytes},
                  {"tap_fraction_of_kv", kv_bytes ? double(tap_bytes) / double(kv_bytes) : 0.0},
@@ -95,6 +100,7 @@ ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
     s.hidden_full_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(float) * s.n_tokens;
   }
   for (size_t i = 0; i < extra_.size(); ++i) s.extra.push_back({so_.extra[i].first, extra_[i]->scores()});
+  if (so_.trace) s.steps = main_.steps();
   s.kv_bytes = kv_bytes;
   s.tap_bytes = main_.state_bytes() - s.hidden_bytes;
   return s;

@@ -23,6 +23,7 @@ struct SignalOptions {
   // Generation that stops at the length cap leaves the last token without K/V; one more forward
   // step computes it so the trajectory covers every generated token (EOS stops need none).
   bool include_last = true;
+  bool trace = false;               // report the per-token steps (dr_t, dtheta_t) in ResponseSignals
   // Ablation: further selections scored on the same pass, each as (name, layers).
   std::vector<std::pair<std::string, std::vector<int>>> extra;
 };
@@ -36,6 +37,7 @@ struct ResponseSignals {
   bool has_hidden = false;
   double max_prob = 0, perplexity = 0, entropy = 0;  // over every sampled token, EOS included
   std::vector<std::pair<std::string, CoEScores>> extra;
+  std::vector<TrajectoryStep> steps;  // with SignalOptions::trace: dr_t, dtheta_t of each step
   // Memory per sequence: its KV, the KV tap's state, the hidden tap's running sums, and what
   // keeping every layer's hidden state of the response would take (the paper's implementation).
   size_t kv_bytes = 0, tap_bytes = 0, hidden_bytes = 0, hidden_full_bytes = 0;

@@ -52,6 +52,9 @@ TEST(SignalsCli, RunJsonCarriesSignals) {
   for (const char* k : {"kv_coe_c", "kv_coe_r", "kv_coe_c_norm", "kv_coe_r_norm", "max_prob", "perplexity", "entropy",
                         "hidden_coe_c", "hidden_coe_r", "memory", "layers"})
     EXPECT_TRUE(j["signals"].contains(k)) << k;
+  auto traced = nlohmann::json::parse(run("run -m " + model() + " -p 'hello there' -n 6 --temp 0 --json --signal-trace").out);
+  const int n = traced["signals"]["n_tokens"];
+  EXPECT_EQ(traced["signals"]["trace"]["dr"].size(), static_cast<size_t>(n - 1));
   auto plain = nlohmann::json::parse(run("run -m " + model() + " -p 'hello there' -n 6 --temp 0 --json --no-signals").out);
   EXPECT_FALSE(plain.contains("signals"));
   EXPECT_EQ(plain["tokens"], j["tokens"]);  // the tap does not change what is generated
