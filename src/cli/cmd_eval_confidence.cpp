@@ -85,9 +85,13 @@ void add_eval_confidence_command(CLI::App& app) {
     so.hidden = !o->no_hidden;
     signals::parse_layers(o->layers, L);  // bad selections fail before any work
     if (!o->no_ablation) {
-      so.extra.push_back({"all", signals::parse_layers("all", L)});
-      so.extra.push_back({"mid", signals::parse_layers("mid", L)});
-      for (int l = 0; l < L; ++l) so.extra.push_back({"layer_" + std::to_string(l), {l}});
+      // Both K stages on the same answers, so the better default can be read off one run.
+      const bool post = false, pre = true;
+      so.extra.push_back({"all", signals::parse_layers("all", L), post});
+      so.extra.push_back({"mid", signals::parse_layers("mid", L), post});
+      so.extra.push_back({"all_pre_rope", signals::parse_layers("all", L), pre});
+      so.extra.push_back({"mid_pre_rope", signals::parse_layers("mid", L), pre});
+      for (int l = 0; l < L; ++l) so.extra.push_back({"layer_" + std::to_string(l), {l}, o->pre_rope});
     }
     Context ctx(*model, o->model.context_params());
     SamplingParams sp;

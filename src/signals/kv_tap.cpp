@@ -222,17 +222,30 @@ void replay_from_cache(const PagedKVCache& kv, const BlockTable& table, int pos0
   }
 }
 
-TapFanout::TapFanout(std::vector<KVTap*> taps) : taps_(std::move(taps)) {
+TapFanout::TapFanout(std::vector<KVTap*> taps, const Model* model) : taps_(std::move(taps)) {
   if (taps_.empty()) throw InputError("tap fanout: no taps");
   pre_rope = taps_[0]->pre_rope;
   for (KVTap* t : taps_) {
-    if (t->pre_rope != pre_rope) throw InputError("tap fanout: taps disagree on pre-RoPE K");
+    mixed_ = mixed_ || t->pre_rope != pre_rope;
     hidden = hidden || t->hidden;
+  }
+  if (mixed_) {
+    if (!model) throw InputError("tap fanout: taps disagree on pre-RoPE K and no model to rotate with");
+    pre_rope = true;
+    rope_ = std::make_unique<Rope>(model->hparams(), model->rope_freqs);
+    n_head_kv_ = model->hparams().n_head_kv;
+    kv_dim_ = model->hparams().n_kv_dim();
   }
 }
 
+TapFanout::~TapFanout() = default;
+
 void TapFanout::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
-  for (KVTap* t : taps_) t->on_kv(layer, pos0, n, k, v);
+  if (mixed_) {
+    rotated_.assign(k, k + static_cast<size_t>(n) * kv_dim_);
+    for (int t = 0; t < n; ++t) rope_->apply(nullptr, 0, rotated_.data() + static_cast<size_t>(t) * kv_dim_, n_head_kv_, pos0 + t);
+  }
+  for (KVTap* t : taps_) t->on_kv(layer, pos0, n, mixed_ && !t->pre_rope ? rotated_.data() : k, v);
 }
 
 void TapFanout::on_hidden(int layer, int pos0, int n, const float* x) {

@@ -13,10 +13,12 @@
 // preemption does not count a token twice.
 #pragma once
 #include <climits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/batch.h"
+#include "engine/rope.h"
 #include "kvcache/block_table.h"
 #include "kvcache/paged_kv_cache.h"
 #include "model/model.h"
@@ -96,15 +98,22 @@ class FeatureTap final : public KVTap {
 // RoPE, so a pre-RoPE tap is refused with InputError.
 void replay_from_cache(const PagedKVCache& kv, const BlockTable& table, int pos0, int n, KVTap& tap);
 
-// Forwards every call to several taps (e.g. one per layer selection in an ablation).
+// Forwards every call to several taps (e.g. one per layer selection in an ablation). Taps may
+// disagree on pre_rope when the model is given: the fanout then takes K before RoPE and rotates a
+// copy for the post-RoPE taps with the engine's own Rope, so both see what they would alone.
 class TapFanout final : public KVTap {
  public:
-  explicit TapFanout(std::vector<KVTap*> taps);
+  explicit TapFanout(std::vector<KVTap*> taps, const Model* model = nullptr);
+  ~TapFanout() override;
   void on_kv(int layer, int pos0, int n, const float* k, const float* v) override;
   void on_hidden(int layer, int pos0, int n, const float* x) override;
 
  private:
   std::vector<KVTap*> taps_;
+  bool mixed_ = false;
+  std::unique_ptr<Rope> rope_;
+  int n_head_kv_ = 0, kv_dim_ = 0;
+  std::vector<float> rotated_;
 };
 
 }  // namespace kvscope::signals

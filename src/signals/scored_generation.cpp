@@ -58,21 +58,22 @@ TapOptions main_options(const HParams& hp, int prompt_len, const SignalOptions& 
 
 }  // namespace
 
-ResponseScorer::ResponseScorer(const HParams& hp, int prompt_len, const SignalOptions& so)
-    : hp_(hp), so_(so), main_(hp, main_options(hp, prompt_len, so)) {
+ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalOptions& so)
+    : hp_(model.hparams()), so_(so), main_(hp_, main_options(hp_, prompt_len, so)) {
   // The main tap carries the hidden sums; the ablation taps only KV.
   std::vector<KVTap*> all = {&main_};
-  for (auto& [name, layers] : so.extra) {
-    TapOptions eo = main_options(hp, prompt_len, so);
-    eo.layers = layers;
+  for (const auto& x : so.extra) {
+    TapOptions eo = main_options(hp_, prompt_len, so);
+    eo.layers = x.layers;
+    eo.pre_rope = x.pre_rope;
     eo.hidden = false;
-    extra_.push_back(std::make_unique<FeatureTap>(hp, eo));
+    extra_.push_back(std::make_unique<FeatureTap>(hp_, eo));
     all.push_back(extra_.back().get());
   }
   if (extra_.empty()) {
     tap_ = &main_;
   } else {
-    fan_ = std::make_unique<TapFanout>(all);
+    fan_ = std::make_unique<TapFanout>(all, &model);
     tap_ = fan_.get();
   }
 }
@@ -99,7 +100,7 @@ ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
     s.hidden_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(double);
     s.hidden_full_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(float) * s.n_tokens;
   }
-  for (size_t i = 0; i < extra_.size(); ++i) s.extra.push_back({so_.extra[i].first, extra_[i]->scores()});
+  for (size_t i = 0; i < extra_.size(); ++i) s.extra.push_back({so_.extra[i].name, extra_[i]->scores()});
   if (so_.trace) s.steps = main_.steps();
   s.kv_bytes = kv_bytes;
   s.tap_bytes = main_.state_bytes() - s.hidden_bytes;
@@ -112,7 +113,7 @@ ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, c
   if (max_tokens < 0) throw InputError("max tokens must be >= 0");
   const auto& tk = ctx.model().tokenizer();
   const int n_vocab = ctx.model().hparams().n_vocab;
-  ResponseScorer scorer(ctx.model().hparams(), static_cast<int>(prompt.size()), so);
+  ResponseScorer scorer(ctx.model(), static_cast<int>(prompt.size()), so);
 
   ScoredResult out;
   GenerateResult& r = out.gen;

@@ -24,8 +24,14 @@ struct SignalOptions {
   // step computes it so the trajectory covers every generated token (EOS stops need none).
   bool include_last = true;
   bool trace = false;               // report the per-token steps (dr_t, dtheta_t) in ResponseSignals
-  // Ablation: further selections scored on the same pass, each as (name, layers).
-  std::vector<std::pair<std::string, std::vector<int>>> extra;
+  // Ablation: further selections scored on the same pass (their K before or after RoPE may differ
+  // from the main one's).
+  struct Extra {
+    std::string name;
+    std::vector<int> layers;
+    bool pre_rope = kDefaultPreRope;
+  };
+  std::vector<Extra> extra;
 };
 
 struct ResponseSignals {
@@ -49,7 +55,7 @@ struct ResponseSignals {
 };
 
 // Scores one response as any driver generates it. With the scheduler:
-//   ResponseScorer sc(model.hparams(), prompt.size(), so);
+//   ResponseScorer sc(model, prompt.size(), so);
 //   req.tap = sc.tap();
 //   req.on_logits = [&](const float* l, int nv) { sc.observe_logits(l, nv); };
 //   req.on_token = [&](const TokenEvent& e) { sc.observe_token(e, eos_id); ... };
@@ -57,7 +63,7 @@ struct ResponseSignals {
 // last token, so its K/V (never computed) is not in the trajectory.
 class ResponseScorer {
  public:
-  ResponseScorer(const HParams& hp, int prompt_len, const SignalOptions& so);
+  ResponseScorer(const Model& model, int prompt_len, const SignalOptions& so);
   KVTap* tap() { return tap_; }
   // The logits the next token is drawn from; the pointer must stay valid until observe_token.
   void observe_logits(const float* logits, int n_vocab) { logit_stats_.observe(logits, n_vocab); }

@@ -1,6 +1,6 @@
 // Embedding invariants a user relies on: unit vectors, determinism, batching independence,
 // pooling and dimension truncation.
-#include "signals/embedding.h"
+#include "signals/signals.h"  // the public header pulls in every part
 
 #include <gtest/gtest.h>
 

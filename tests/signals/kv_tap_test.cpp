@@ -260,7 +260,7 @@ TEST(SignalsTap, ScoredGenerationReportsEveryScore) {
   SamplingParams sp;
   sp.temperature = 0;
   SignalOptions so;
-  so.extra = {{"all", parse_layers("all", model->hparams().n_layer)}, {"layer0", {0}}};
+  so.extra = {{"all", parse_layers("all", model->hparams().n_layer), false}, {"layer0", {0}, false}};
   const auto prompt = model->tokenizer().encode("hello world", true, false);
   auto r = generate_scored(ctx, prompt, sp, 7, so);
   ASSERT_EQ(r.gen.tokens.size(), 7u) << r.gen.stop_reason;
@@ -302,7 +302,7 @@ TEST(SignalsTap, SchedulerDrivenScorerMatchesScoredGeneration) {
   ep.n_ctx = 64;
   ep.kv_mem_bytes = 1 << 20;
   Engine eng(*model, ep);
-  ResponseScorer sc(model->hparams(), static_cast<int>(prompt.size()), so);
+  ResponseScorer sc(*model, static_cast<int>(prompt.size()), so);
   Request r;
   r.prompt = prompt;
   r.sampling = sp;
@@ -319,4 +319,33 @@ TEST(SignalsTap, SchedulerDrivenScorerMatchesScoredGeneration) {
   expect_rel(s.max_prob, ref.signals.max_prob);
   expect_rel(s.perplexity, ref.signals.perplexity);
   expect_rel(s.hidden.coe_c_norm, ref.signals.hidden.coe_c_norm);
+}
+
+TEST(SignalsTap, MixedRopeFanoutGivesEachTapWhatItWouldSeeAlone) {
+  auto model = Model::load(signals_model("qwen2"));
+  const HParams& hp = model->hparams();
+  const auto toks = some_tokens(12);
+  auto alone = [&](bool pre) {
+    TapOptions o;
+    o.pre_rope = pre;
+    o.trace = true;
+    FeatureTap t(hp, o);
+    Context ctx(*model, {64, 1, 5});
+    ctx.set_tap(&t);
+    ctx.eval(toks);
+    return t.trace();
+  };
+  TapOptions o;
+  o.trace = true;
+  FeatureTap post(hp, o);
+  o.pre_rope = true;
+  FeatureTap pre(hp, o);
+  EXPECT_THROW(TapFanout({&post, &pre}), InputError);  // cannot rotate without the model
+  TapFanout fan({&post, &pre}, model.get());
+  EXPECT_TRUE(fan.pre_rope);
+  Context ctx(*model, {64, 1, 5});
+  ctx.set_tap(&fan);
+  ctx.eval(toks);
+  EXPECT_EQ(post.trace(), alone(false));  // the same rotation arithmetic: bit-identical
+  EXPECT_EQ(pre.trace(), alone(true));
 }
