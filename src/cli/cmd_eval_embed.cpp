@@ -87,8 +87,8 @@ void add_eval_embed_command(CLI::App& app) {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     const HParams& hp = model->hparams();
-    signals::Embedder emb(*model, o->model.context_params());
-    Context& ctx = emb.context();
+    signals::Embedder emb(*model, o->model.context_params());  // the token-embedding baseline
+    Context ctx(*model, o->model.context_params());           // one pass feeds both KV taps and the hidden one
     const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
 
     const std::vector<std::string> sources = {"kv_mid", "kv_all", "token_mean", "hidden_last"};

@@ -4,6 +4,7 @@
 // The baselines of the embedding benchmark come from the same call: the mean of the input token
 // embeddings, and the mean of the residual stream after the last layer.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,20 +34,31 @@ struct EmbeddingOptions {
 // The first `dims` values, L2-normalized again. InputError when dims is not in [1, v.size()].
 std::vector<float> truncate_dimensions(std::vector<float> v, int dims);
 
-// Reuses one Context across calls (the server keeps one per worker; not thread-safe).
+// Owns a KV cache and forward pass reused across calls (the server keeps one per worker; not
+// thread-safe). ContextParams: n_ctx the longest input (0: the model's context), n_threads, and
+// n_batch the token budget of one forward step; embed_many packs several inputs into each step.
 class Embedder {
  public:
   explicit Embedder(const Model& model, ContextParams cp = {});
+  ~Embedder();
   // Unit vector of embedding_dim(o) values (or o.dimensions). Throws InputError on empty input,
-  // an empty token range, or a prompt longer than the context.
+  // an empty token range, or an input longer than n_ctx.
   std::vector<float> embed(const std::vector<int32_t>& tokens, const EmbeddingOptions& o);
   std::vector<float> embed_text(const std::string& text, const EmbeddingOptions& o);  // BOS added as the model wants
+  // Several inputs, batched into shared forward steps; equal to embedding each alone.
+  std::vector<std::vector<float>> embed_many(const std::vector<std::vector<int32_t>>& inputs, const EmbeddingOptions& o);
   int embedding_dim(const EmbeddingOptions& o) const;
-  Context& context() { return ctx_; }
 
  private:
+  struct Range {
+    int begin, end;
+  };
+  Range range_of(const std::vector<int32_t>& tokens, const EmbeddingOptions& o) const;
+  std::vector<float> finish(const FeatureTap& tap, const EmbeddingOptions& o) const;
   const Model& model_;
-  Context ctx_;
+  int n_ctx_, n_batch_;
+  struct Engine;
+  std::unique_ptr<Engine> e_;
 };
 
 // One-shot convenience: a fresh Embedder for one call.

@@ -62,6 +62,8 @@ FeatureTap::FeatureTap(const HParams& hp, TapOptions o)
       trace_on_(o.trace) {
   pre_rope = o.pre_rope;
   hidden = o.hidden;
+  std::sort(layers_.begin(), layers_.end());  // a repeated layer would skew the mean
+  layers_.erase(std::unique(layers_.begin(), layers_.end()), layers_.end());
   selected_.assign(n_layer_, 0);
   for (int l : layers_) {
     if (l < 0 || l >= n_layer_) throw InputError("tap: layer " + std::to_string(l) + " out of range");

@@ -132,3 +132,26 @@ TEST(SignalsEmbedding, BatchingSequencesInOneStepDoesNotChangeThem) {
     tables[i].release_all(kv.pool());
   }
 }
+
+TEST(SignalsEmbedding, EmbedManyEqualsOneByOneIncludingChunkedInputs) {
+  auto model = Model::load(embed_model());
+  std::vector<std::vector<int32_t>> inputs = {{1, 20, 30}, {1, 5, 6, 7, 8, 9}, {1}, {1, 100, 101}};
+  std::vector<int32_t> longer = {1};
+  for (int i = 0; i < 40; ++i) longer.push_back(10 + (i * 7) % 250);
+  inputs.push_back(longer);
+  EmbeddingOptions o;
+  for (auto src : {EmbedSource::KV, EmbedSource::LastHidden, EmbedSource::TokenEmbedding}) {
+    o.source = src;
+    Embedder batched(*model, {64, 1, 16});  // 16-token steps: the long input runs in chunks
+    const auto many = batched.embed_many(inputs, o);
+    ASSERT_EQ(many.size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Embedder one(*model, {64, 1, 512});
+      const auto v = one.embed(inputs[i], o);
+      ASSERT_EQ(v.size(), many[i].size());
+      for (size_t j = 0; j < v.size(); ++j) EXPECT_NEAR(v[j], many[i][j], 1e-5) << i;
+    }
+  }
+  Embedder small(*model, {8, 1, 512});
+  EXPECT_THROW(small.embed(longer, o), LimitError);
+}
