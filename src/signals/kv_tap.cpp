@@ -92,31 +92,35 @@ void FeatureTap::reset(int begin, int end) {
 
 void FeatureTap::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
   if (layer < 0 || layer >= n_layer_ || !selected_[layer]) return;
+  // Only rows in the observed range that were not seen before (e.g. a response tap skips the
+  // prompt); every layer of a step computes the same rows, next_pos_ moving only after the last.
+  const int lo = std::max(0, std::max(begin_, next_pos_) - pos0), hi = std::min(n, end_ - pos0);
+  if (lo >= hi) return;
   const size_t row = 2 * static_cast<size_t>(kv_dim_);
+  const int m = hi - lo;
   if (layer == first_layer_) {
-    pending_pos0_ = pos0;
-    pending_n_ = n;
-    pending_.assign(static_cast<size_t>(n) * row, 0.0f);
+    pending_pos0_ = pos0 + lo;
+    pending_n_ = m;
+    pending_.assign(static_cast<size_t>(m) * row, 0.0f);
   }
-  if (pos0 != pending_pos0_ || n != pending_n_) throw InputError("tap: layers of one step disagree on its tokens");
-  for (int t = 0; t < n; ++t) {
+  if (pos0 + lo != pending_pos0_ || m != pending_n_) throw InputError("tap: layers of one step disagree on its tokens");
+  for (int t = 0; t < m; ++t) {
     float* dst = pending_.data() + t * row;
-    kernels::add_inplace(dst, k + static_cast<size_t>(t) * kv_dim_, kv_dim_);
-    kernels::add_inplace(dst + kv_dim_, v + static_cast<size_t>(t) * kv_dim_, kv_dim_);
+    kernels::add_inplace(dst, k + static_cast<size_t>(lo + t) * kv_dim_, kv_dim_);
+    kernels::add_inplace(dst + kv_dim_, v + static_cast<size_t>(lo + t) * kv_dim_, kv_dim_);
   }
   if (layer != last_layer_) return;
   const float inv = 1.0f / static_cast<float>(layers_.size());
-  for (int t = 0; t < n; ++t) {
+  for (int t = 0; t < m; ++t) {
     float* e = pending_.data() + t * row;
     for (size_t i = 0; i < row; ++i) e[i] *= inv;
-    finalize(pos0 + t, e);
+    finalize(pending_pos0_ + t, e);
   }
   // A prefill chunk's buffer is transient: keep only a decode-sized one between steps.
-  if (n > 16) std::vector<float>().swap(pending_);
+  if (m > 16) std::vector<float>().swap(pending_);
 }
 
 void FeatureTap::finalize(int pos, const float* e) {
-  if (pos < next_pos_ || pos < begin_ || pos >= end_) return;
   next_pos_ = pos + 1;
   const int fd = 2 * kv_dim_, hd = head_dim_;
   // Embedding: per head [K_h | V_h], mean over heads, L2-normalized.
