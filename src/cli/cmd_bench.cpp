@@ -2,12 +2,14 @@
 // (pp: one batch of P tokens on an empty cache; tg: N single-token steps from an empty cache).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/context.h"
+#include "signals/kv_tap.h"
 
 namespace kvscope::cli {
 
@@ -43,7 +45,8 @@ void add_bench_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     int pp = 256, tg = 64, reps = 5;
-    bool json = false, membw = false;
+    bool json = false, membw = false, tap = false, tap_hidden = false, tap_pre_rope = signals::kDefaultPreRope;
+    std::string tap_layers = "mid";
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -52,6 +55,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-r,--repetitions", o->reps, "Repetitions (median reported)")->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->add_flag("--membw", o->membw, "Also measure memory read bandwidth and the decode rate's share of it");
+  cmd->add_flag("--tap", o->tap, "Also time generation with the signals tap on (interleaved with off) and report its memory");
+  cmd->add_option("--tap-layers", o->tap_layers, "Layers the tap reads: mid | all | a-b | a,b,c")->capture_default_str();
+  cmd->add_flag("--tap-hidden", o->tap_hidden, "The tap also accumulates hidden states (hidden-state CoE)");
+  cmd->add_flag("--tap-pre-rope", o->tap_pre_rope, "The tap reads K before RoPE");
   cmd->callback([o] {
     auto model = Model::load(resolve_model(o->model.path));
     ContextParams cp = o->model.context_params();
@@ -62,7 +69,13 @@ void add_bench_command(CLI::App& app) {
     using clock = std::chrono::steady_clock;
     std::vector<int32_t> prompt(o->pp);
     for (int i = 0; i < o->pp; ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % nv);
-    std::vector<double> pp_rates, tg_rates;
+    std::vector<double> pp_rates, tg_rates, tap_rates;
+    signals::TapOptions to;
+    to.layers = signals::parse_layers(o->tap_layers, model->hparams().n_layer);
+    to.hidden = o->tap_hidden;
+    to.pre_rope = o->tap_pre_rope;
+    signals::FeatureTap tap(model->hparams(), to);
+    size_t tap_bytes = 0, seq_kv_bytes = 0;
     // One untimed warm-up of each phase pages the weights in and settles the thread pool.
     for (int rep = -1; rep < o->reps; ++rep) {
       if (o->pp > 0) {
@@ -72,8 +85,11 @@ void add_bench_command(CLI::App& app) {
         double s = std::chrono::duration<double>(clock::now() - t0).count();
         if (rep >= 0) pp_rates.push_back(o->pp / s);
       }
-      if (o->tg > 0) {
+      // With --tap, each repetition times the same generation without and then with the tap.
+      for (int with_tap = 0; o->tg > 0 && with_tap <= (o->tap ? 1 : 0); ++with_tap) {
         ctx.reset();
+        tap.reset();
+        ctx.set_tap(with_tap ? &tap : nullptr);
         int32_t tok = 1 % nv;
         auto t0 = clock::now();
         for (int i = 0; i < o->tg; ++i) {
@@ -81,17 +97,59 @@ void add_bench_command(CLI::App& app) {
           tok = argmax(l.data(), nv);
         }
         double s = std::chrono::duration<double>(clock::now() - t0).count();
-        if (rep >= 0) tg_rates.push_back(o->tg / s);
+        ctx.set_tap(nullptr);
+        if (rep >= 0) (with_tap ? tap_rates : tg_rates).push_back(o->tg / s);
+        if (with_tap) {
+          tap_bytes = tap.state_bytes();
+          seq_kv_bytes = ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past());
+        }
       }
     }
     const double pp = pp_rates.empty() ? 0 : median(pp_rates);
     const double tg = tg_rates.empty() ? 0 : median(tg_rates);
+    const double tg_tap = tap_rates.empty() ? 0 : median(tap_rates);
+    // The tap's own cost per decoded token, timed alone on synthetic rows: on a shared machine the
+    // on/off rates differ by more noise than the tap costs, this number does not.
+    double tap_us = 0;
+    if (o->tap) {
+      const HParams& hp = model->hparams();
+      std::vector<float> k(hp.n_kv_dim()), v(hp.n_kv_dim()), x(hp.n_embd);
+      for (size_t i = 0; i < k.size(); ++i) k[i] = std::sin(0.1f * i), v[i] = std::cos(0.3f * i);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * i);
+      signals::FeatureTap t(hp, to);
+      const int reps = 2000;
+      auto t0 = clock::now();
+      for (int i = 0; i < reps; ++i) {
+        k[i % k.size()] += 0.01f;  // a trajectory that moves
+        if (t.hidden) t.on_hidden(-1, i, 1, x.data());
+        for (int l = 0; l < hp.n_layer; ++l) {
+          t.on_kv(l, i, 1, k.data(), v.data());
+          if (t.hidden) t.on_hidden(l, i, 1, x.data());
+        }
+      }
+      tap_us = std::chrono::duration<double, std::micro>(clock::now() - t0).count() / reps;
+    }
+    // Overhead from the per-repetition pairs, so slow drift of a shared machine cancels out.
+    std::vector<double> slowdowns;
+    for (size_t i = 0; i < tap_rates.size(); ++i) slowdowns.push_back(1.0 - tap_rates[i] / tg_rates[i]);
+    const double tap_overhead = slowdowns.empty() ? 0 : median(slowdowns);
     const double gb_per_tok = model->weight_bytes() / 1e9;
     const double bw = o->membw ? measure_read_bandwidth_gbs(ctx.pool()) : 0;
     if (o->json) {
       nlohmann::json j = {{"model", model->path()}, {"threads", ctx.pool().size()}, {"n_prompt", o->pp},
                           {"n_gen", o->tg}, {"pp_tok_s", pp}, {"tg_tok_s", tg}, {"weight_gb_per_token", gb_per_tok},
                           {"isa", kernels::isa_name(kernels::active_isa())}};
+      if (o->tap) {
+        j["tg_tok_s_tap"] = tg_tap;
+        j["tap_slowdown"] = tap_overhead;
+        j["tap_us_per_token"] = tap_us;
+        j["tap_cost_fraction"] = tg > 0 ? tap_us * 1e-6 * tg : 0.0;
+        j["tap_layers"] = to.layers;
+        j["tap_hidden"] = o->tap_hidden;
+        j["tap_bytes"] = tap_bytes;
+        j["seq_kv_bytes"] = seq_kv_bytes;
+        j["tap_bytes_fraction_of_kv"] = seq_kv_bytes ? double(tap_bytes) / double(seq_kv_bytes) : 0.0;
+      }
       if (o->membw) {
         j["mem_read_gb_s"] = bw;
         j["tg_bandwidth_fraction"] = tg * gb_per_tok / bw;
@@ -102,6 +160,13 @@ void add_bench_command(CLI::App& app) {
                   kernels::isa_name(kernels::active_isa()));
       if (o->pp) std::printf("pp%d: %.1f tok/s\n", o->pp, pp);
       if (o->tg) std::printf("tg%d: %.1f tok/s (%.1f GB/s of weights)\n", o->tg, tg, tg * gb_per_tok);
+      if (o->tap && o->tg)
+        std::printf("tg%d with tap (layers %s%s): %.1f tok/s, %.2f%% slower (median of paired runs); the tap alone "
+                    "takes %.2f us/token = %.3f%% of a decode step; tap state %zu bytes = %.3f%% of the sequence's %zu "
+                    "KV bytes\n",
+                    o->tg, o->tap_layers.c_str(), o->tap_hidden ? " + hidden" : "", tg_tap, 100.0 * tap_overhead,
+                    tap_us, tg > 0 ? 100.0 * tap_us * 1e-6 * tg : 0.0, tap_bytes,
+                    seq_kv_bytes ? 100.0 * tap_bytes / seq_kv_bytes : 0.0, seq_kv_bytes);
       if (o->membw)
         std::printf("memory read bandwidth %.1f GB/s; generation at %.0f%% of the bandwidth limit\n", bw,
                     100.0 * tg * gb_per_tok / bw);

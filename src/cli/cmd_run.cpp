@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/context.h"
+#include "signals/scored_generation.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
 
@@ -17,7 +18,8 @@ void add_run_command(CLI::App& app) {
     SamplingOpts sampling;
     std::string prompt, system;
     int n_predict = 128;
-    bool chat = false, json = false;
+    bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
+    std::string signal_layers = "mid";
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -26,7 +28,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template as a user message");
   cmd->add_option("--system", o->system, "System message (with --chat)");
-  cmd->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of streaming text (with a \"signals\" object)");
+  cmd->add_flag("--no-signals", o->no_signals, "Leave the confidence signals out of --json");
+  cmd->add_option("--signal-layers", o->signal_layers, "Layers of the KV signals: mid | all | a-b | a,b,c")
+      ->capture_default_str();
+  cmd->add_flag("--pre-rope,!--post-rope", o->pre_rope, "KV signals from K before RoPE");
+  cmd->add_flag("--signal-trace", o->signal_trace, "Add each token's dr and dtheta to the signals");
   cmd->callback([o] {
     auto model = Model::load(resolve_model(o->model.path));
     SamplingParams sp = o->sampling.params();
@@ -45,16 +52,29 @@ void add_run_command(CLI::App& app) {
     if (static_cast<int>(ids.size()) > ctx.n_ctx())
       throw LimitError("prompt too long: " + std::to_string(ids.size()) + " tokens exceed the context of " +
                        std::to_string(ctx.n_ctx()));
-    GenerateResult r = generate(ctx, ids, sp, o->n_predict, [&](int32_t, const std::string& piece) {
+    auto stream = [&](int32_t, const std::string& piece) {
       if (!o->json) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
       }
       return true;
-    });
+    };
+    const bool with_signals = o->json && !o->no_signals;
+    signals::ScoredResult scored;
+    if (with_signals) {
+      signals::SignalOptions so;
+      so.layers = o->signal_layers;
+      so.pre_rope = o->pre_rope;
+      so.trace = o->signal_trace;
+      scored = signals::generate_scored(ctx, ids, sp, o->n_predict, so, stream);
+    } else {
+      scored.gen = generate(ctx, ids, sp, o->n_predict, stream);
+    }
+    const GenerateResult& r = scored.gen;
     if (o->json) {
       nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"prompt_tokens", r.n_prompt},
                           {"stop_reason", r.stop_reason}, {"prompt_ms", r.prompt_ms}, {"gen_ms", r.gen_ms}};
+      if (with_signals) j["signals"] = scored.signals.to_json();
       std::printf("%s\n", j.dump().c_str());
     } else {
       std::printf("\n");

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   kvscope::cli::add_eval_command(app);
   kvscope::cli::add_tinygsm_command(app);
   kvscope::cli::add_serve_command(app);
+  kvscope::cli::add_embed_command(app);
+  kvscope::cli::add_eval_confidence_command(app);
+  kvscope::cli::add_eval_embed_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -99,6 +99,23 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
       kernels::rmsnorm(s.x.data() + static_cast<size_t>(t) * d, w, s.xn.data() + static_cast<size_t>(t) * d, d, hp.norm_eps);
   };
 
+  // Taps see each sequence's rows of a step together; the rows of one sequence are contiguous.
+  auto tap_rows = [&](auto&& fn) {
+    for (size_t i = 0; i < seqs.size(); ++i)
+      if (seqs[i].tap) fn(*seqs[i].tap, seqs[i], static_cast<size_t>(s.att_seqs[i].row0));
+  };
+  auto tap_hidden = [&](int layer) {
+    tap_rows([&](KVTap& tp, const BatchSeq& q, size_t row0) {
+      if (tp.hidden) tp.on_hidden(layer, q.pos0, q.n_tokens, s.x.data() + row0 * d);
+    });
+  };
+  auto tap_kv = [&](int layer, bool pre_rope) {
+    tap_rows([&](KVTap& tp, const BatchSeq& q, size_t row0) {
+      if (tp.pre_rope == pre_rope) tp.on_kv(layer, q.pos0, q.n_tokens, s.k.data() + row0 * kvd, s.v.data() + row0 * kvd);
+    });
+  };
+  tap_hidden(-1);
+
   for (int l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = model_.layers[l];
     norm_rows(L.attn_norm, n);
@@ -110,16 +127,22 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     add_bias(s.q.data(), L.bq, n, qd);
     add_bias(s.k.data(), L.bk, n, kvd);
     add_bias(s.v.data(), L.bv, n, kvd);
-    for (int t = 0; t < n; ++t) {
-      float* qt = s.q.data() + static_cast<size_t>(t) * qd;
-      float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
-      if (L.q_norm) {
+    if (L.q_norm) {
+      for (int t = 0; t < n; ++t) {
+        float* qt = s.q.data() + static_cast<size_t>(t) * qd;
+        float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
         for (int h = 0; h < hp.n_head; ++h) kernels::rmsnorm(qt + h * hp.head_dim, L.q_norm, qt + h * hp.head_dim, hp.head_dim, hp.norm_eps);
         for (int h = 0; h < hp.n_head_kv; ++h) kernels::rmsnorm(kt + h * hp.head_dim, L.k_norm, kt + h * hp.head_dim, hp.head_dim, hp.norm_eps);
       }
+    }
+    tap_kv(l, true);  // K before RoPE
+    for (int t = 0; t < n; ++t) {
+      float* qt = s.q.data() + static_cast<size_t>(t) * qd;
+      float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
       s.rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
       kv_.write(l, s.block[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
     }
+    tap_kv(l, false);
     paged_attention(kv_, l, ashape, s.q.data(), s.att_seqs, s.att.data(), s.scores, pool);
     matmul(L.wo, s.att.data(), n, s.xn.data(), pool);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
@@ -133,6 +156,7 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     kernels::silu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
     matmul(L.w_down, s.gate.data(), n, s.xn.data(), pool);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
+    tap_hidden(l);
   }
 
   // Only the rows whose logits are wanted go through the (large) output matrix, all in one matmul.

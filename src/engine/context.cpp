@@ -63,6 +63,7 @@ void Context::forward_chunk(const int32_t* tokens, int n, bool all_logits, float
   q.pos0 = n_past_;
   q.logits = !logits_out ? LogitsMode::None : all_logits ? LogitsMode::All : LogitsMode::Last;
   q.logits_out = logits_out;
+  q.tap = tap_;
   fwd_->run({q});
   n_past_ += n;
 }

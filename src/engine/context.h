@@ -21,6 +21,7 @@ struct ContextParams {
 };
 
 class BatchedForward;
+class KVTap;
 
 class Context {
  public:
@@ -41,6 +42,13 @@ class Context {
 
   kernels::ThreadPool& pool() { return *pool_; }
 
+  // Every later eval feeds its K/V (and hidden states) to tap; nullptr detaches. Not owned.
+  void set_tap(KVTap* tap) { tap_ = tap; }
+  KVTap* tap() const { return tap_; }
+  // The cache and this sequence's block table (read access, e.g. recomputing signals from stored K/V).
+  const PagedKVCache& kv() const { return *kv_; }
+  const BlockTable& table() const { return table_; }
+
  private:
   void forward_chunk(const int32_t* tokens, int n, bool all_logits, float* logits_out);
   void release_kv();
@@ -54,6 +62,7 @@ class Context {
   BlockTable table_;
   std::unique_ptr<BatchedForward> fwd_;
   std::vector<float> logits_;
+  KVTap* tap_ = nullptr;
 };
 
 struct GenerateResult {

@@ -285,6 +285,7 @@ bool Engine::step() {
     b.tokens = s->tokens.data() + s->n_computed;
     b.n_tokens = n;
     b.pos0 = s->n_computed;
+    b.tap = s->req.tap;
     if (s->n_computed + n == static_cast<int>(s->tokens.size())) {
       b.logits = LogitsMode::Last;
       b.logits_out = logits_.data() + static_cast<size_t>(li++) * nv;

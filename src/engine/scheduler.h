@@ -62,6 +62,10 @@ struct Request {
   std::function<void(const TokenEvent&)> on_token;
   // Optional: the logits each sampled token was drawn from (n_vocab floats), on the step thread.
   std::function<void(const float* logits, int n_vocab)> on_logits;
+  // Optional observer of the request's K/V (signals), called on the step thread; must outlive the
+  // request. After a preemption the recomputed positions are delivered again and prompt blocks
+  // served from the prefix cache are not delivered at all (the tap sees only computed positions).
+  KVTap* tap = nullptr;
 };
 
 struct Completion {

@@ -1,0 +1,200 @@
+// kvscope eval-confidence: how well each confidence score tells the model's correct tinygsm
+// answers from its wrong ones (AUROC, FPR95, AUPR), all scores from the same greedy answers, plus
+// the layer ablation of KV-CoE (all layers, middle third, each single layer).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+#include "signals/confidence_metrics.h"
+#include "signals/scored_generation.h"
+#include "tinygsm/tinygsm.h"
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+namespace {
+
+struct Metrics {
+  double auroc = 0, auroc_best = 0, fpr95 = 0, aupr = 0;
+  bool flipped = false;
+  nlohmann::json json(int orientation) const {
+    return {{"auroc", auroc}, {"auroc_best", auroc_best}, {"flipped", flipped},
+            {"fpr95", fpr95}, {"aupr", aupr},             {"higher_is_confident", orientation > 0}};
+  }
+};
+
+// Orients the raw values (higher = confident), then measures; auroc_best is the better of the
+// two orientations so a sign that points the wrong way is visible as flipped.
+Metrics measure(const std::vector<double>& raw, const std::vector<bool>& ok, int orientation) {
+  std::vector<double> s(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) s[i] = orientation * raw[i];
+  Metrics m;
+  m.auroc = signals::auroc(s, ok);
+  m.auroc_best = std::isnan(m.auroc) ? m.auroc : std::max(m.auroc, 1.0 - m.auroc);
+  m.flipped = m.auroc < 0.5;
+  m.fpr95 = signals::fpr_at_tpr(s, ok, 0.95);
+  m.aupr = signals::aupr(s, ok);
+  return m;
+}
+
+}  // namespace
+
+void add_eval_confidence_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval-confidence", "Evaluate answer-confidence scores (KV-CoE and baselines) on tinygsm");
+  struct Opts {
+    ModelOpts model;
+    std::string task = "tinygsm", split = "test", mode = "slow", layers = "mid", details;
+    int n = 2000, max_tokens = 256;
+    uint64_t seed = tinygsm::kDefaultSeed;
+    bool json = false, quiet = false, pre_rope = signals::kDefaultPreRope, no_hidden = false, no_ablation = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--task", o->task, "Benchmark task (tinygsm)")->capture_default_str();
+  cmd->add_option("--split", o->split, "test | heldout | validation | train")->capture_default_str();
+  cmd->add_option("--mode", o->mode, "Answer style: fast | mixed | slow")->capture_default_str();
+  cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Generator seed of the problems")->capture_default_str();
+  cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per problem")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  cmd->add_option("--layers", o->layers, "Layers of the main KV-CoE: mid | all | a-b | a,b,c")->capture_default_str();
+  cmd->add_flag("--pre-rope,!--post-rope", o->pre_rope, "KV features from K before RoPE");
+  cmd->add_flag("--no-hidden", o->no_hidden, "Skip the hidden-state CoE");
+  cmd->add_flag("--no-ablation", o->no_ablation, "Skip the per-layer ablation");
+  cmd->add_option("--details", o->details, "Write every problem's scores to this JSON-lines file");
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress bar on stderr");
+  cmd->callback([o] {
+    if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
+    auto split = tinygsm::parse_split(o->split);
+    if (!split) throw InputError("unknown split '" + o->split + "' (test, heldout, validation, train)");
+    auto mode = tinygsm::parse_mode(o->mode);
+    if (!mode) throw InputError("unknown mode '" + o->mode + "' (fast, mixed, slow)");
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
+    const int L = model->hparams().n_layer;
+    signals::SignalOptions so;
+    so.layers = o->layers;
+    so.pre_rope = o->pre_rope;
+    so.hidden = !o->no_hidden;
+    signals::parse_layers(o->layers, L);  // bad selections fail before any work
+    if (!o->no_ablation) {
+      // Both K stages on the same answers, so the better default can be read off one run.
+      const bool post = false, pre = true;
+      so.extra.push_back({"all", signals::parse_layers("all", L), post});
+      so.extra.push_back({"mid", signals::parse_layers("mid", L), post});
+      so.extra.push_back({"all_pre_rope", signals::parse_layers("all", L), pre});
+      so.extra.push_back({"mid_pre_rope", signals::parse_layers("mid", L), pre});
+      for (int l = 0; l < L; ++l) so.extra.push_back({"layer_" + std::to_string(l), {l}, o->pre_rope});
+    }
+    Context ctx(*model, o->model.context_params());
+    SamplingParams sp;
+    sp.temperature = 0.0f;
+    sp.top_k = 0;
+    sp.top_p = 1.0f;
+    sp.min_p = 0.0f;
+    std::ofstream details;
+    if (!o->details.empty()) {
+      details.open(o->details, std::ios::binary);
+      if (!details) throw InputError("cannot write " + o->details);
+    }
+    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
+
+    std::vector<bool> ok;
+    std::vector<std::string> names;
+    std::map<std::string, std::vector<double>> values;  // score name -> per item
+    std::map<std::string, std::vector<double>> ablation_c, ablation_r, ablation_cn;
+    long tokens = 0;
+    size_t kv_bytes = 0, tap_bytes = 0, hidden_bytes = 0, hidden_full_bytes = 0;
+    int correct = 0;
+    Progress bar(!o->quiet, o->n, "eval-confidence " + o->split + "/" + o->mode);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const auto& it = items[i];
+      const auto ids = model->tokenizer().encode(tinygsm::format_prompt(it, *mode), true, false);
+      if (static_cast<int>(ids.size()) >= ctx.n_ctx())
+        throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
+      const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
+      const auto r = signals::generate_scored(ctx, ids, sp, room, so);
+      const auto got = tinygsm::parse_answer(r.gen.text);
+      const bool good = got && *got == it.answer;
+      ok.push_back(good);
+      correct += good;
+      tokens += static_cast<long>(r.gen.tokens.size());
+      const auto named = r.signals.named();
+      if (names.empty())
+        for (auto& [k, v] : named) names.push_back(k);
+      for (auto& [k, v] : named) values[k].push_back(v);
+      for (auto& [name, c] : r.signals.extra) {
+        ablation_c[name].push_back(c.coe_c);
+        ablation_r[name].push_back(c.coe_r);
+        ablation_cn[name].push_back(c.coe_c_norm);
+      }
+      kv_bytes += r.signals.kv_bytes;
+      tap_bytes += r.signals.tap_bytes;
+      hidden_bytes += r.signals.hidden_bytes;
+      hidden_full_bytes += r.signals.hidden_full_bytes;
+      if (details) {
+        nlohmann::json d = {{"index", it.index}, {"steps", it.steps}, {"answer", it.answer}, {"correct", good},
+                            {"tokens", r.gen.tokens.size()}, {"output", r.gen.text}, {"signals", r.signals.to_json()}};
+        details << d.dump() << '\n';
+      }
+      bar.update(static_cast<int>(i + 1), correct,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double n = static_cast<double>(items.size());
+
+    nlohmann::json scores = nlohmann::json::object();
+    for (const auto& k : names) scores[k] = measure(values[k], ok, signals::score_orientation(k)).json(signals::score_orientation(k));
+    nlohmann::json abl = nlohmann::json::object();
+    for (auto& [name, v] : ablation_c) {
+      abl[name] = {{"kv_coe_c", measure(v, ok, 1).json(1)},
+                   {"kv_coe_r", measure(ablation_r[name], ok, 1).json(1)},
+                   {"kv_coe_c_norm", measure(ablation_cn[name], ok, 1).json(1)}};
+    }
+    nlohmann::json out = {{"task", o->task}, {"split", o->split}, {"mode", o->mode}, {"n", o->n}, {"seed", o->seed},
+                          {"model", path}, {"layers", signals::parse_layers(o->layers, L)}, {"pre_rope", o->pre_rope},
+                          {"correct", correct}, {"accuracy", correct / n}, {"mean_tokens", tokens / n}, {"wall_s", wall},
+                          {"scores", scores}, {"ablation", abl},
+                          {"memory_per_sequence", {{"kv_bytes", kv_bytes / n}, {"kv_tap_bytes", tap_bytes / n},
+                                                   {"kv_tap_fraction", kv_bytes ? double(tap_bytes) / kv_bytes : 0.0},
+                                                   {"hidden_tap_bytes", hidden_bytes / n},
+                                                   {"hidden_full_bytes", hidden_full_bytes / n},
+                                                   {"hidden_full_fraction", kv_bytes ? double(hidden_full_bytes) / kv_bytes : 0.0}}}};
+    if (abl.contains("all") && abl.contains("mid")) {
+      const double a = abl["all"]["kv_coe_c"]["auroc_best"].get<double>(), m = abl["mid"]["kv_coe_c"]["auroc_best"].get<double>();
+      out["mid_over_all_kv_coe_c"] = a > 0 ? m / a : 0.0;
+    }
+    if (o->json) {
+      std::printf("%s\n", out.dump().c_str());
+      return;
+    }
+    std::printf("tinygsm %s/%s, n=%d, accuracy %.1f%% (%s)\n", o->split.c_str(), o->mode.c_str(), o->n, 100.0 * correct / n,
+                path.c_str());
+    std::printf("%-15s %7s %7s %7s %7s  %s\n", "score", "AUROC", "best", "FPR95", "AUPR", "orientation");
+    auto num = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() * 100 : NAN; };
+    for (const auto& k : names) {
+      const auto& m = scores[k];
+      std::printf("%-15s %7.2f %7.2f %7.2f %7.2f  %s%s\n", k.c_str(), num(m["auroc"]), num(m["auroc_best"]), num(m["fpr95"]),
+                  num(m["aupr"]), signals::score_orientation(k) > 0 ? "high=confident" : "low=confident",
+                  m["flipped"].get<bool>() ? " (flipped)" : "");
+    }
+    if (!abl.empty()) {
+      std::printf("\nlayer ablation (AUROC, higher=confident / best orientation)\n%-10s %15s %15s %15s\n", "layers",
+                  "kv_coe_c", "kv_coe_r", "kv_coe_c_norm");
+      for (auto& [name, m] : abl.items())
+        std::printf("%-10s %7.2f/%7.2f %7.2f/%7.2f %7.2f/%7.2f\n", name.c_str(), num(m["kv_coe_c"]["auroc"]),
+                    num(m["kv_coe_c"]["auroc_best"]), num(m["kv_coe_r"]["auroc"]), num(m["kv_coe_r"]["auroc_best"]),
+                    num(m["kv_coe_c_norm"]["auroc"]), num(m["kv_coe_c_norm"]["auroc_best"]));
+    }
+  });
+}
+
+}  // namespace kvscope::cli

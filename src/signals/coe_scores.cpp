@@ -1,0 +1,121 @@
+#include "signals/coe_scores.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "util/error.h"
+
+namespace kvscope::signals {
+
+double angle_between(const float* a, const float* b, int n) {
+  double na = 0, nb = 0;
+  for (int i = 0; i < n; ++i) {
+    na += double(a[i]) * a[i];
+    nb += double(b[i]) * b[i];
+  }
+  if (na <= 0 || nb <= 0) return 0;
+  na = std::sqrt(na);
+  nb = std::sqrt(nb);
+  double diff = 0, sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const double x = a[i] / na, y = b[i] / nb;
+    diff += (x - y) * (x - y);
+    sum += (x + y) * (x + y);
+  }
+  return 2.0 * std::atan2(std::sqrt(diff), std::sqrt(sum));
+}
+
+double l2_distance(const float* a, const float* b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) {
+    const double d = double(a[i]) - b[i];
+    s += d * d;
+  }
+  return std::sqrt(s);
+}
+
+CoEScores scores_from_steps(const std::vector<TrajectoryStep>& steps, double total_dr, double total_dtheta) {
+  CoEScores c;
+  c.n_points = steps.empty() ? 0 : static_cast<int>(steps.size()) + 1;
+  c.total_dr = total_dr;
+  c.total_dtheta = total_dtheta;
+  if (steps.empty()) return c;
+  double sdr = 0, sdt = 0;
+  for (const auto& s : steps) {
+    sdr += s.dr;
+    sdt += s.dtheta;
+  }
+  const double S = static_cast<double>(steps.size());
+  c.mean_dr = sdr / S;
+  c.mean_dtheta = sdt / S;
+  c.coe_r = c.mean_dr;
+  c.coe_c = std::hypot(c.mean_dr, c.mean_dtheta);
+  const double r = total_dr > 0 ? c.mean_dr / total_dr : 0.0;
+  const double a = total_dtheta > 0 ? c.mean_dtheta / total_dtheta : 0.0;
+  c.coe_r_norm = r - a;
+  c.coe_c_norm = std::hypot(r, a);
+  return c;
+}
+
+CoEScores score_trajectory(const std::vector<std::vector<float>>& points) {
+  if (points.size() < 2) {
+    CoEScores c;
+    c.n_points = static_cast<int>(points.size());
+    return c;
+  }
+  const int n = static_cast<int>(points[0].size());
+  for (const auto& p : points)
+    if (static_cast<int>(p.size()) != n) throw InputError("trajectory points differ in length");
+  std::vector<TrajectoryStep> steps;
+  for (size_t i = 0; i + 1 < points.size(); ++i)
+    steps.push_back({static_cast<float>(l2_distance(points[i + 1].data(), points[i].data(), n)),
+                     static_cast<float>(angle_between(points[i].data(), points[i + 1].data(), n))});
+  return scores_from_steps(steps, l2_distance(points.back().data(), points.front().data(), n),
+                           angle_between(points.front().data(), points.back().data(), n));
+}
+
+void LogitStats::add(const float* logits, int n_vocab, int chosen) {
+  if (chosen < 0 || chosen >= n_vocab) throw InputError("logit stats: token outside the vocabulary");
+  observe(logits, n_vocab);
+  choose(chosen);
+}
+
+void LogitStats::observe(const float* logits, int n_vocab) {
+  if (n_vocab <= 0) throw InputError("logit stats: empty vocabulary");
+  // Softmax in double: the baselines are compared at the third decimal.
+  const float mx = *std::max_element(logits, logits + n_vocab);
+  p_.resize(n_vocab);
+  double z = 0;
+  for (int i = 0; i < n_vocab; ++i) z += p_[i] = std::exp(double(logits[i]) - mx);
+  double h = 0;
+  for (int i = 0; i < n_vocab; ++i) {
+    const double p = p_[i] / z;
+    if (p > 0) h -= p * std::log(p);
+  }
+  sum_max_ += 1.0 / z;  // the max logit's probability is exp(0) / z
+  sum_entropy_ += h;
+  ++n_;
+  pending_ = logits;
+  pending_n_ = n_vocab;
+  pending_max_ = mx;
+  pending_logz_ = std::log(z);
+}
+
+void LogitStats::choose(int chosen) {
+  if (!pending_) throw InputError("logit stats: a token without logits");
+  if (chosen < 0 || chosen >= pending_n_) throw InputError("logit stats: token outside the vocabulary");
+  sum_logp_ += double(pending_[chosen]) - pending_max_ - pending_logz_;
+  pending_ = nullptr;
+}
+
+double LogitStats::max_prob() const { return n_ ? sum_max_ / n_ : 0.0; }
+double LogitStats::perplexity() const { return n_ ? std::exp(-sum_logp_ / n_) : 0.0; }
+double LogitStats::entropy() const { return n_ ? sum_entropy_ / n_ : 0.0; }
+
+int score_orientation(const std::string& name) {
+  if (name == "perplexity" || name == "entropy") return -1;
+  return +1;
+}
+
+}  // namespace kvscope::signals

@@ -1,0 +1,174 @@
+#include "signals/scored_generation.h"
+
+#include <chrono>
+#include <memory>
+
+#include "util/error.h"
+
+namespace kvscope::signals {
+
+std::vector<std::pair<std::string, double>> ResponseSignals::named() const {
+  std::vector<std::pair<std::string, double>> v = {
+      {"kv_coe_c", kv.coe_c},         {"kv_coe_r", kv.coe_r},     {"kv_coe_c_norm", kv.coe_c_norm},
+      {"kv_coe_r_norm", kv.coe_r_norm}, {"max_prob", max_prob},   {"perplexity", perplexity},
+      {"entropy", entropy}};
+  if (has_hidden) {
+    v.push_back({"hidden_coe_c", hidden.coe_c_norm});
+    v.push_back({"hidden_coe_r", hidden.coe_r_norm});
+  }
+  return v;
+}
+
+nlohmann::json ResponseSignals::to_json() const {
+  nlohmann::json j = {{"layers", layers}, {"pre_rope", pre_rope}, {"n_tokens", n_tokens}};
+  for (auto& [k, x] : named()) j[k] = x;
+  j["mean_dr"] = kv.mean_dr;
+  j["mean_dtheta"] = kv.mean_dtheta;
+  j["total_dr"] = kv.total_dr;
+  j["total_dtheta"] = kv.total_dtheta;
+  if (!extra.empty()) {
+    nlohmann::json a = nlohmann::json::object();
+    for (auto& [name, c] : extra) a[name] = {{"kv_coe_c", c.coe_c}, {"kv_coe_r", c.coe_r}, {"kv_coe_c_norm", c.coe_c_norm}, {"kv_coe_r_norm", c.coe_r_norm}};
+    j["ablation"] = a;
+  }
+  if (!steps.empty()) {
+    nlohmann::json dr = nlohmann::json::array(), dt = nlohmann::json::array();
+    for (const auto& st : steps) dr.push_back(st.dr), dt.push_back(st.dtheta);
+    j["trace"] = {{"dr", dr}, {"dtheta", dt}};
+  }
+  j["memory"] = {{"kv_bytes", kv_bytes},
+                 {"tap_bytes", tap_bytes},
+                 {"tap_fraction_of_kv", kv_bytes ? double(tap_bytes) / double(kv_bytes) : 0.0},
+                 {"hidden_bytes", hidden_bytes},
+                 {"hidden_full_bytes", hidden_full_bytes},
+                 {"hidden_full_fraction_of_kv", kv_bytes ? double(hidden_full_bytes) / double(kv_bytes) : 0.0}};
+  return j;
+}
+
+namespace {
+
+TapOptions main_options(const HParams& hp, int prompt_len, const SignalOptions& so) {
+  TapOptions mo;
+  mo.layers = parse_layers(so.layers, hp.n_layer);
+  mo.pre_rope = so.pre_rope;
+  mo.begin = prompt_len;
+  mo.hidden = so.hidden;
+  return mo;
+}
+
+}  // namespace
+
+ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalOptions& so)
+    : hp_(model.hparams()), so_(so), main_(hp_, main_options(hp_, prompt_len, so)) {
+  // The main tap carries the hidden sums; the ablation taps only KV.
+  std::vector<KVTap*> all = {&main_};
+  for (const auto& x : so.extra) {
+    TapOptions eo = main_options(hp_, prompt_len, so);
+    eo.layers = x.layers;
+    eo.pre_rope = x.pre_rope;
+    eo.hidden = false;
+    extra_.push_back(std::make_unique<FeatureTap>(hp_, eo));
+    all.push_back(extra_.back().get());
+  }
+  if (extra_.empty()) {
+    tap_ = &main_;
+  } else {
+    fan_ = std::make_unique<TapFanout>(all, &model);
+    tap_ = fan_.get();
+  }
+}
+
+void ResponseScorer::observe_token(const TokenEvent& ev, int32_t eos_id) {
+  if (ev.token >= 0)
+    observe_token(ev.token);
+  else if (ev.finished && ev.stop_reason == "eos" && logit_stats_.pending() && eos_id >= 0)
+    observe_token(eos_id);
+}
+
+ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
+  ResponseSignals s;
+  s.layers = main_.layers();
+  s.pre_rope = so_.pre_rope;
+  s.n_tokens = main_.n_tokens();
+  s.kv = main_.scores();
+  s.max_prob = logit_stats_.max_prob();
+  s.perplexity = logit_stats_.perplexity();
+  s.entropy = logit_stats_.entropy();
+  if (so_.hidden) {
+    s.has_hidden = true;
+    s.hidden = main_.hidden_scores();
+    s.hidden_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(double);
+    s.hidden_full_bytes = static_cast<size_t>(hp_.n_layer + 1) * hp_.n_embd * sizeof(float) * s.n_tokens;
+  }
+  for (size_t i = 0; i < extra_.size(); ++i) s.extra.push_back({so_.extra[i].name, extra_[i]->scores()});
+  if (so_.trace) s.steps = main_.steps();
+  s.kv_bytes = kv_bytes;
+  s.tap_bytes = main_.state_bytes() - s.hidden_bytes;
+  return s;
+}
+
+ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                             const SignalOptions& so, const std::function<bool(int32_t, const std::string&)>& on_token) {
+  if (prompt.empty()) throw InputError("empty prompt");
+  if (max_tokens < 0) throw InputError("max tokens must be >= 0");
+  const auto& tk = ctx.model().tokenizer();
+  const int n_vocab = ctx.model().hparams().n_vocab;
+  ResponseScorer scorer(ctx.model(), static_cast<int>(prompt.size()), so);
+
+  ScoredResult out;
+  GenerateResult& r = out.gen;
+  r.n_prompt = static_cast<int>(prompt.size());
+  Sampler sampler(sp);
+  tok::StreamDecoder dec(tk);
+  std::vector<int32_t> history = prompt;
+  KVTap* previous = ctx.tap();
+  ctx.reset();
+  ctx.set_tap(scorer.tap());
+  struct Restore {
+    Context& c;
+    KVTap* t;
+    ~Restore() { c.set_tap(t); }
+  } restore{ctx, previous};
+
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const std::vector<float>* logits = &ctx.eval(prompt);
+  auto t1 = clock::now();
+  r.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.stop_reason = "length";
+  bool last_fed = true;
+  for (int i = 0; i < max_tokens; ++i) {
+    scorer.observe_logits(logits->data(), n_vocab);
+    const int32_t id = sampler.sample(logits->data(), n_vocab, history);
+    scorer.observe_token(id);
+    if (tk.is_eog(id)) {
+      r.stop_reason = "eos";
+      break;
+    }
+    r.tokens.push_back(id);
+    history.push_back(id);
+    last_fed = false;
+    std::string piece = dec.push(id);
+    r.text += piece;
+    if (on_token && !on_token(id, piece)) {
+      r.stop_reason = "stop";
+      break;
+    }
+    if (i + 1 == max_tokens) break;
+    if (ctx.n_past() >= ctx.n_ctx()) {
+      r.stop_reason = "context";
+      break;
+    }
+    logits = &ctx.eval({id});
+    last_fed = true;
+  }
+  if (so.include_last && !last_fed && ctx.n_past() < ctx.n_ctx()) ctx.eval({r.tokens.back()});
+  std::string tail = dec.flush();
+  r.text += tail;
+  if (on_token && !tail.empty()) on_token(-1, tail);
+  r.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+  out.signals = scorer.result(ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past()));
+  return out;
+}
+
+}  // namespace kvscope::signals

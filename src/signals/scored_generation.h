@@ -1,0 +1,97 @@
+// Generation with the signals tap attached: the response's KV-CoE scores, the logit baselines
+// and the hidden-state CoE, all from the one decoding pass.
+#pragma once
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/scheduler.h"
+#include "sampling/sampler.h"
+#include "signals/coe_scores.h"
+#include "signals/kv_tap.h"
+
+namespace kvscope::signals {
+
+struct SignalOptions {
+  std::string layers = "mid";       // the main selection (parse_layers)
+  bool pre_rope = kDefaultPreRope;
+  bool hidden = true;               // hidden-state CoE: (n_layer + 1) * n_embd doubles per sequence
+  // Generation that stops at the length cap leaves the last token without K/V; one more forward
+  // step computes it so the trajectory covers every generated token (EOS stops need none).
+  bool include_last = true;
+  bool trace = false;               // report the per-token steps (dr_t, dtheta_t) in ResponseSignals
+  // Ablation: further selections scored on the same pass (their K before or after RoPE may differ
+  // from the main one's).
+  struct Extra {
+    std::string name;
+    std::vector<int> layers;
+    bool pre_rope = kDefaultPreRope;
+  };
+  std::vector<Extra> extra;
+};
+
+struct ResponseSignals {
+  std::vector<int> layers;
+  bool pre_rope = false;
+  int n_tokens = 0;                 // generated tokens in the trajectory
+  CoEScores kv;                     // KV-CoE on the main selection
+  CoEScores hidden;                 // original CoE over layers (normalized forms are the paper's)
+  bool has_hidden = false;
+  double max_prob = 0, perplexity = 0, entropy = 0;  // over every sampled token, EOS included
+  std::vector<std::pair<std::string, CoEScores>> extra;
+  std::vector<TrajectoryStep> steps;  // with SignalOptions::trace: dr_t, dtheta_t of each step
+  // Memory per sequence: its KV, the KV tap's state, the hidden tap's running sums, and what
+  // keeping every layer's hidden state of the response would take (the paper's implementation).
+  size_t kv_bytes = 0, tap_bytes = 0, hidden_bytes = 0, hidden_full_bytes = 0;
+
+  // Named scores for evaluation: kv_coe_c, kv_coe_r, kv_coe_c_norm, kv_coe_r_norm, max_prob,
+  // perplexity, entropy, hidden_coe_c, hidden_coe_r (hidden ones only with has_hidden).
+  std::vector<std::pair<std::string, double>> named() const;
+  nlohmann::json to_json() const;
+};
+
+// Scores one response as any driver generates it. With the scheduler:
+//   ResponseScorer sc(model, prompt.size(), so);
+//   req.tap = sc.tap();
+//   req.on_logits = [&](const float* l, int nv) { sc.observe_logits(l, nv); };
+//   req.on_token = [&](const TokenEvent& e) { sc.observe_token(e, eos_id); ... };
+// then sc.result(kv_bytes) once the request finished. The scheduler path has no extra step for the
+// last token, so its K/V (never computed) is not in the trajectory.
+class ResponseScorer {
+ public:
+  ResponseScorer(const Model& model, int prompt_len, const SignalOptions& so);
+  KVTap* tap() { return tap_; }
+  // The logits the next token is drawn from; the pointer must stay valid until observe_token.
+  void observe_logits(const float* logits, int n_vocab) { logit_stats_.observe(logits, n_vocab); }
+  void observe_token(int32_t chosen) { logit_stats_.choose(chosen); }
+  // Scheduler events: a token, or the final event of an EOS stop (whose token is eos_id).
+  void observe_token(const TokenEvent& ev, int32_t eos_id);
+  // kv_bytes: the sequence's KV footprint, for the memory report.
+  ResponseSignals result(size_t kv_bytes) const;
+
+ private:
+  const HParams& hp_;
+  SignalOptions so_;
+  FeatureTap main_;
+  std::vector<std::unique_ptr<FeatureTap>> extra_;
+  std::unique_ptr<TapFanout> fan_;
+  KVTap* tap_ = nullptr;
+  LogitStats logit_stats_;
+};
+
+struct ScoredResult {
+  GenerateResult gen;
+  ResponseSignals signals;
+};
+
+// generate() of engine/context.h with the tap: same sampling and stop rules, positions from the
+// prompt's end form the trajectory.
+ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                             const SignalOptions& so,
+                             const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr);
+
+}  // namespace kvscope::signals
