@@ -23,8 +23,10 @@ struct Writer {
   std::vector<uint8_t> b;
   template <class T>
   void put(T v) {
-    const auto* p = reinterpret_cast<const uint8_t*>(&v);
-    b.insert(b.end(), p, p + sizeof v);
+    // resize + memcpy: GCC 12 at -O3 warns falsely (-Wstringop-overflow) on the range insert.
+    const size_t at = b.size();
+    b.resize(at + sizeof v);
+    std::memcpy(b.data() + at, &v, sizeof v);
   }
 };
 

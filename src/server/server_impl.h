@@ -13,6 +13,7 @@
 #include "server/metrics.h"
 #include "server/protocol.h"
 #include "server/server.h"
+#include "signals/embedding.h"
 #include "tokenizer/chat_template.h"
 
 namespace kvscope::server {
@@ -39,6 +40,9 @@ struct Server::Impl {
   int64_t created = 0;
 
   Metrics metrics;
+  // /v1/embeddings: one Embedder (its own KV cache), created on first use, one request at a time.
+  mutable std::mutex embed_mu;
+  mutable std::unique_ptr<signals::Embedder> embedder;
   std::vector<ExtensionHook> hooks;
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.

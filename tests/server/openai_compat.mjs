@@ -113,13 +113,15 @@ await check('401 surfaces as AuthenticationError', async () => {
   await assert.rejects(bad.models.list(), OpenAI.AuthenticationError);
 });
 
-await check('embeddings: 501 until implemented', async () => {
-  await assert.rejects(client.embeddings.create({ model: 'default', input: 'hello' }), (e) => {
-    assert.ok(e instanceof OpenAI.APIError);
-    assert.equal(e.status, 501);
-    assert.equal(e.code, 'not_implemented');
-    return true;
-  });
+await check('embeddings', async () => {
+  const r = await client.embeddings.create({ model: 'default', input: ['hello there', 'general kenobi'] });
+  assert.equal(r.data.length, 2);
+  const v = r.data[0].embedding;
+  assert.ok(Array.isArray(v) && v.length > 0);
+  const norm = Math.sqrt(v.reduce((a, x) => a + x * x, 0));
+  assert.ok(Math.abs(norm - 1) < 1e-3, `norm ${norm}`);
+  const d = await client.embeddings.create({ model: 'default', input: 'hello there', dimensions: 4 });
+  assert.equal(d.data[0].embedding.length, 4);
 });
 
 console.log(`openai-compat: ${passed} checks passed`);

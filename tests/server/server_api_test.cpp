@@ -6,6 +6,7 @@
 #include <future>
 
 #include "engine/context.h"
+#include "signals/embedding.h"
 #include "server_test_util.h"
 
 using namespace kvscope;
@@ -321,6 +322,38 @@ TEST(ServerApi, HangUpCancelsTheRequestAndFreesItsBlocks) {
   EXPECT_EQ(metric(m, "kvscope_kv_blocks_used"), 0);
   EXPECT_EQ(metric(m, "kvscope_requests_in_flight"), 0);
   EXPECT_EQ(static_cast<uint64_t>(metric(m, "kvscope_requests_cancelled_total")), cancelled0 + 2);
+}
+
+TEST(ServerApi, EmbeddingsComeFromTheKVCache) {
+  auto r = post(port(), "/v1/embeddings", json{{"input", json::array({"the cat sat", "a dog ran far away"})}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  json j = json::parse(r.body);
+  ASSERT_EQ(j["data"].size(), 2u);
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["data"][1]["index"], 1);
+  // Each vector is what the library computes for the same text, and has unit length.
+  signals::Embedder direct(model(), {0, 1, 512});
+  const auto want = direct.embed_text("a dog ran far away", {});
+  const auto got = j["data"][1]["embedding"].get<std::vector<float>>();
+  ASSERT_EQ(got.size(), want.size());
+  double norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5);
+    norm += double(got[i]) * got[i];
+  }
+  EXPECT_NEAR(norm, 1.0, 1e-4);
+  EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 4);
+  // dimensions truncates and renormalizes; base64 carries the same float32 values.
+  r = post(port(), "/v1/embeddings", json{{"input", "the cat sat"}, {"dimensions", 8}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto small = json::parse(r.body)["data"][0]["embedding"].get<std::vector<float>>();
+  ASSERT_EQ(small.size(), 8u);
+  double n8 = 0;
+  for (float x : small) n8 += double(x) * x;
+  EXPECT_NEAR(n8, 1.0, 1e-4);
+  r = post(port(), "/v1/embeddings", json{{"input", "the cat sat"}, {"encoding_format", "base64"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body)["data"][0]["embedding"].is_string());
 }
 
 TEST(ServerApi, HealthIs503WhileTheModelLoads) {

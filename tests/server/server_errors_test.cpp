@@ -119,9 +119,16 @@ TEST(ServerErrors, UnknownRouteAndModel) {
   expect_error(http(port(), "GET", "/v1/models/gpt-9"), 404, "model_not_found");
 }
 
-TEST(ServerErrors, EmbeddingsAreNotImplementedYet) {
-  auto e = expect_error(post(port(), "/v1/embeddings", json{{"model", "default"}, {"input", "hello"}}), 501, "not_implemented");
-  EXPECT_NE(e["message"].get<std::string>().find("embeddings"), std::string::npos);
+TEST(ServerErrors, EmbeddingsValidateTheirInput) {
+  expect_error(post(port(), "/v1/embeddings", json{{"model", "default"}}), 400, "", "input");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", ""}}), 400, "", "input");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", json::array()}}), 400, "", "input");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", json::array({1, 2, 999999})}}), 400, "", "input");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", "hi"}, {"dimensions", 0}}), 400, "", "dimensions");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", "hi"}, {"dimensions", 100000}}), 400, "", "dimensions");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", "hi"}, {"encoding_format", "int8"}}), 400, "", "encoding_format");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", "hi"}, {"kvscope_pool", "max"}}), 400, "", "kvscope_pool");
+  expect_error(post(port(), "/v1/embeddings", json{{"input", "hi"}, {"model", "gpt-9"}}), 404, "model_not_found", "model");
 }
 
 TEST(ServerErrors, BearerAuthAndTenantSalts) {
