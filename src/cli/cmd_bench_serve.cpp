@@ -20,7 +20,7 @@ void add_bench_serve_command(CLI::App& app) {
     ModelOpts model;
     std::string concurrency = "1,4,16,64";
     int prompt_len = 128, gen_len = 64, budget = 512, kv_mem_mib = 0;
-    std::string kv_type = "f32";
+    std::string kv_type;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -30,7 +30,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--gen-len", o->gen_len, "Generated tokens per request")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--batch-tokens", o->budget, "Token budget per engine step")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB (0: enough for the largest level)")->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--kv-type", o->kv_type, "KV element type: f32 | f16");
+  cmd->add_option("--kv-type", o->kv_type, "KV element type for K and V (same as --cache-type-k X --cache-type-v X)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
     auto model = Model::load(resolve_model(o->model.path));
@@ -40,7 +40,9 @@ void add_bench_serve_command(CLI::App& app) {
       if (v < 1 || v > 4096) throw InputError("concurrency must be in [1, 4096]");
       levels.push_back(v);
     }
-    const kernels::DType kvt = kernels::dtype_from_name(o->kv_type);
+    if (!o->kv_type.empty()) o->model.cache_type_k = o->model.cache_type_v = o->kv_type;
+    const KVCacheTypes kvt = o->model.kv_types();
+    const auto layer_types = kvt.resolve(hp.n_layer);
     const int per_seq = o->prompt_len + o->gen_len;
     if (per_seq > hp.n_ctx_train && o->model.ctx == 0)
       throw LimitError("prompt + generation exceed the model's context of " + std::to_string(hp.n_ctx_train));
@@ -53,7 +55,7 @@ void add_bench_serve_command(CLI::App& app) {
       ep.kv_type = kvt;
       ep.max_batch_tokens = o->budget;
       ep.max_seqs = std::max(c, 1);
-      const size_t per_tok = PagedKVCache::bytes_per_token(hp.n_layer, hp.n_kv_dim(), std::vector<kernels::DType>(hp.n_layer, kvt));
+      const size_t per_tok = PagedKVCache::bytes_per_token(hp.n_kv_dim(), layer_types, ep.block_size);
       ep.kv_mem_bytes = o->kv_mem_mib > 0 ? size_t(o->kv_mem_mib) << 20 : per_tok * (size_t(c) * (per_seq + 16) + 64);
       Engine eng(*model, ep);
       std::mutex mu;
@@ -102,7 +104,7 @@ void add_bench_serve_command(CLI::App& app) {
     }
     if (o->json) {
       nlohmann::json out = {{"model", model->path()}, {"prompt_len", o->prompt_len}, {"gen_len", o->gen_len},
-                            {"kv_type", o->kv_type}, {"isa", kernels::isa_name(kernels::active_isa())}, {"results", results}};
+                            {"kv_type", kvt.describe()}, {"isa", kernels::isa_name(kernels::active_isa())}, {"results", results}};
       std::printf("%s\n", out.dump().c_str());
     }
   });

@@ -14,6 +14,8 @@ void add_gen_model_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_tinygsm_command(CLI::App& app);
+void add_kv_calibrate_command(CLI::App& app);
+void add_kv_eval_command(CLI::App& app);
 
 // The model used when -m is not given: the project's reasoner when present, else the small model
 // the build writes next to the executable. Throws InputError when neither exists.

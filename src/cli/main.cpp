@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   kvscope::cli::add_bench_serve_command(app);
   kvscope::cli::add_eval_command(app);
   kvscope::cli::add_tinygsm_command(app);
+  kvscope::cli::add_kv_calibrate_command(app);
+  kvscope::cli::add_kv_eval_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
