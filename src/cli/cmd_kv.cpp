@@ -74,18 +74,25 @@ Setting parse_setting(const std::string& s) {
   return {s, o.kv_types()};
 }
 
-double decode_tok_s(const Model& model, const KVCacheTypes& t, int threads, int n) {
+// Greedy decode after a 16-token prompt; the median of `reps` runs (the first one warms up).
+double decode_tok_s(const Model& model, const KVCacheTypes& t, int threads, int n, int reps) {
   Context ctx(model, {n + 17, threads, 512, t});
   std::vector<int32_t> prompt(16);
   for (int i = 0; i < 16; ++i) prompt[i] = (i * 37 + 5) % model.hparams().n_vocab;
-  const auto* l = &ctx.eval(prompt);
   const int nv = model.hparams().n_vocab;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < n; ++i) {
-    const int tok = static_cast<int>(std::max_element(l->begin(), l->begin() + nv) - l->begin());
-    l = &ctx.eval({tok});
+  std::vector<double> rates;
+  for (int r = -1; r < reps; ++r) {
+    ctx.reset();
+    const auto* l = &ctx.eval(prompt);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+      const int tok = static_cast<int>(std::max_element(l->begin(), l->begin() + nv) - l->begin());
+      l = &ctx.eval({tok});
+    }
+    if (r >= 0) rates.push_back(n / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  return n / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
 }
 
 }  // namespace
@@ -150,7 +157,8 @@ void add_kv_eval_command(CLI::App& app) {
     TextOpts text;
     std::vector<std::string> settings;
     std::vector<double> calibrate;
-    int decode = 64, budget_mib = 64;
+    int decode = 64, reps = 3, budget_mib = 64;
+    std::string dump_tokens;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -161,6 +169,8 @@ void add_kv_eval_command(CLI::App& app) {
                   "(default: f16 fp8_e4m3 int8 int4)");
   cmd->add_option("--calibrate", o->calibrate, "Also calibrate mixed maps at these bit budgets (e.g. 4 3) and evaluate them");
   cmd->add_option("--decode", o->decode, "Decode tokens timed per setting (0: skip)")->check(CLI::Range(0, 1 << 16));
+  cmd->add_option("--reps", o->reps, "Decode timing repetitions (median)")->check(CLI::Range(1, 100));
+  cmd->add_option("--dump-tokens", o->dump_tokens, "Write the held-out token chunks as JSON (for tools/oracle/llama_kv_ppl.mjs)");
   cmd->add_option("--budget-mib", o->budget_mib, "KV memory budget for the longest-context column")->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--json", o->json, "Print JSON lines");
   cmd->callback([o] {
@@ -182,6 +192,10 @@ void add_kv_eval_command(CLI::App& app) {
       }
     }
     const TextChunks text = load_text(*model, o->text, true, o->model.threads);
+    if (!o->dump_tokens.empty()) {
+      std::ofstream f(o->dump_tokens);
+      if (!(f << nlohmann::json{{"chunks", text}}.dump() << "\n")) throw InputError("cannot write " + o->dump_tokens);
+    }
     const LogProbs ref = teacher_forced(*model, KVCacheTypes(KVType::F16, KVType::F16), text, o->model.threads);
     const KVScore ref_score = score(ref, ref);
     const size_t f16_bpt = PagedKVCache::bytes_per_token(hp.n_kv_dim(), KVCacheTypes(KVType::F16, KVType::F16).resolve(hp.n_layer));
@@ -193,7 +207,7 @@ void add_kv_eval_command(CLI::App& app) {
       const auto layers = s.types.resolve(hp.n_layer);
       const size_t bpt = PagedKVCache::bytes_per_token(hp.n_kv_dim(), layers);
       const KVScore sc = score(ref, teacher_forced(*model, s.types, text, o->model.threads));
-      const double tps = o->decode > 0 ? decode_tok_s(*model, s.types, o->model.threads, std::min(o->decode, hp.n_ctx_train - 17)) : 0;
+      const double tps = o->decode > 0 ? decode_tok_s(*model, s.types, o->model.threads, std::min(o->decode, hp.n_ctx_train - 17), o->reps) : 0;
       const size_t ctx_fit = (static_cast<size_t>(o->budget_mib) << 20) / bpt;
       const double red = 100.0 * (1.0 - double(bpt) / double(f16_bpt));
       const double dppl = 100.0 * (sc.ppl / ref_score.ppl - 1.0);
