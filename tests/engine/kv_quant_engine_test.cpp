@@ -2,9 +2,12 @@
 // against scalar, sessions, copy-on-write and prefix-cache reuse keeping their types.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "engine/context.h"
+#include "engine/kv_calibrate.h"
 #include "engine/paged_attention.h"
 #include "engine/scheduler.h"
 #include "kernels/kernels.h"
@@ -211,4 +214,47 @@ TEST(KVQuantEngine, PrefixCacheAndCopyOnWriteMatchRecomputation) {
     EXPECT_LT(max_diff(lb, rb), 1e-4f) << t.describe();
     EXPECT_LT(max_diff(lc, rc), 1e-3f) << t.describe();
   }
+}
+
+// Truncating inside a block whose INT4 K is already quantized and continuing restores its rows into
+// staging: the continuation stays close to computing the whole text at once.
+TEST(KVQuantEngine, TruncateInsideAQuantizedBlockContinues) {
+  const KVCacheTypes t(KVType::INT4, KVType::INT4);
+  auto text = prompt(40, 3);
+  Context whole(tiny_model(), {64, 2, 512, t});
+  const std::vector<float> ref = whole.eval(text);
+  Context ctx(tiny_model(), {64, 2, 512, t});
+  ctx.eval(text);
+  ctx.truncate(20);
+  const std::vector<float> got = ctx.eval(std::vector<int32_t>(text.begin() + 20, text.end()));
+  float scale = 0;
+  for (float x : ref) scale = std::max(scale, std::fabs(x));
+  EXPECT_LT(max_diff(ref, got), 0.05f * scale);
+}
+
+TEST(KVCalibrate, PicksTypesWithinTheBudgetAtTheLeastDivergence) {
+  const TextChunks text = {prompt(24, 1)};
+  const std::vector<KVType> cands = {KVType::F16, KVType::INT8, KVType::INT4};
+  const KVCalibration all16 = kv_calibrate(tiny_model(), text, 16.0, 2, cands);
+  for (const auto& lt : all16.types) EXPECT_EQ(lt, (KVLayerType{KVType::F16, KVType::F16}));
+  EXPECT_EQ(all16.predicted_kl, 0.0);
+  const KVCalibration c = kv_calibrate(tiny_model(), text, 5.5, 2, cands);
+  EXPECT_LE(c.bits, 5.5);
+  // Every item's KL is measured, and the choice's predicted KL is the sum of its items'.
+  double sum = 0;
+  const size_t C = c.candidates.size();
+  for (int l = 0; l < 2; ++l)
+    for (int kv = 0; kv < 2; ++kv) {
+      const KVType chosen = kv == 0 ? c.types[l].k : c.types[l].v;
+      const size_t ci = std::find(c.candidates.begin(), c.candidates.end(), chosen) - c.candidates.begin();
+      ASSERT_LT(ci, C);
+      sum += c.kl[(l * 2 + kv) * C + ci];
+    }
+  EXPECT_NEAR(sum, c.predicted_kl, 1e-12);
+  // Uniform INT4 fits 5.5 bits here, so the optimum is no worse than it.
+  double int4 = 0;
+  const size_t i4 = std::find(c.candidates.begin(), c.candidates.end(), KVType::INT4) - c.candidates.begin();
+  for (int item = 0; item < 4; ++item) int4 += c.kl[item * C + i4];
+  EXPECT_LE(c.predicted_kl, int4 + 1e-12);
+  EXPECT_THROW(kv_calibrate(tiny_model(), text, 2.0, 2, cands), InputError);
 }
