@@ -137,8 +137,7 @@ int get_code(const uint8_t* row, int c, int bits) {
 
 }  // namespace
 
-void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim, int block_size) {
-  (void)block_size;
+void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim) {
   if (kv_grouped_by_channel(t, is_k)) throw InputError("kv_quantize_row: per-channel K is quantized a block at a time");
   uint8_t* d = block + row_stride(t, kv_dim) * row;
   switch (t) {

@@ -53,7 +53,7 @@ struct KVBlockRef {
 };
 
 // Row-wise quantizers (every layout but per-channel K): writes row `row` of the block at `block`.
-void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim, int block_size);
+void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim);
 // Per-channel K: quantizes all block_size rows (row-major [block_size x kv_dim] floats).
 void kv_quantize_block(KVType t, const float* rows, uint8_t* block, int kv_dim, int block_size);
 // Dequantizes row `row` (kv_dim floats) of any layout.

@@ -102,7 +102,7 @@ void PagedKVCache::write(int layer, BlockId b, int slot, const float* k, const f
   uint8_t* kblock = L.k.data.data() + static_cast<size_t>(b) * L.k.block_bytes;
   uint8_t* vblock = L.v.data.data() + static_cast<size_t>(b) * L.v.block_bytes;
   if (L.stage.empty()) {
-    kv_quantize_row(L.k.type, true, k, kblock, slot, kv_dim_, block_size_);
+    kv_quantize_row(L.k.type, true, k, kblock, slot, kv_dim_);
   } else {
     const size_t D = static_cast<size_t>(kv_dim_);
     std::vector<float>& st = L.stage[b];
@@ -120,7 +120,7 @@ void PagedKVCache::write(int layer, BlockId b, int slot, const float* k, const f
       std::vector<float>().swap(st);
     }
   }
-  kv_quantize_row(L.v.type, false, v, vblock, slot, kv_dim_, block_size_);
+  kv_quantize_row(L.v.type, false, v, vblock, slot, kv_dim_);
 }
 
 void PagedKVCache::copy_block(BlockId src, BlockId dst) {

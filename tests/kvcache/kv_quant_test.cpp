@@ -31,7 +31,7 @@ std::vector<uint8_t> fill_block(KVType t, bool is_k, const std::vector<float>& r
   if (kv_grouped_by_channel(t, is_k))
     kv_quantize_block(t, rows.data(), blk.data(), D, bs);
   else
-    for (int i = 0; i < bs; ++i) kv_quantize_row(t, is_k, rows.data() + static_cast<size_t>(i) * D, blk.data(), i, D, bs);
+    for (int i = 0; i < bs; ++i) kv_quantize_row(t, is_k, rows.data() + static_cast<size_t>(i) * D, blk.data(), i, D);
   return blk;
 }
 
