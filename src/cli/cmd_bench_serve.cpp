@@ -27,7 +27,7 @@ struct Opts {
   int prompt_len = 128, gen_len = 64, prompt_len_max = 0, gen_len_max = 0, budget = 512, kv_mem_mib = 0;
   int reps = 1, session_history = 0;
   uint64_t seed = 1;
-  std::string kv_type = "f32";
+  std::string kv_type;  // "": from --cache-type-k/-v and --kv-layer-types
   bool json = false;
 };
 
@@ -45,11 +45,18 @@ std::vector<int32_t> random_prompt(std::mt19937_64& rng, int n, int n_vocab) {
   return p;
 }
 
+// --kv-type X sets K and V alike; otherwise the shared --cache-type-k/-v and --kv-layer-types.
+KVCacheTypes kv_types(const Opts& o) {
+  ModelOpts m = o.model;
+  if (!o.kv_type.empty()) m.cache_type_k = m.cache_type_v = o.kv_type;
+  return m.kv_types();
+}
+
 EngineParams engine_params(const Opts& o, int max_seqs, size_t kv_bytes) {
   EngineParams ep;
   ep.n_threads = o.model.threads;
   ep.n_ctx = o.model.ctx;
-  ep.kv_type = kernels::dtype_from_name(o.kv_type);
+  ep.kv_type = kv_types(o);
   ep.max_batch_tokens = o.budget;
   ep.max_seqs = std::max(max_seqs, 1);
   ep.kv_mem_bytes = kv_bytes;
@@ -67,8 +74,7 @@ nlohmann::json run_level(const Model& model, const Opts& o, int c, uint64_t seed
     glen[i] = o.gen_len_max > o.gen_len ? std::uniform_int_distribution<int>(o.gen_len, o.gen_len_max)(rng) : o.gen_len;
     total_tokens += plen[i] + glen[i] + 16;
   }
-  const kernels::DType kvt = kernels::dtype_from_name(o.kv_type);
-  const size_t per_tok = PagedKVCache::bytes_per_token(hp.n_layer, hp.n_kv_dim(), std::vector<kernels::DType>(hp.n_layer, kvt));
+  const size_t per_tok = PagedKVCache::bytes_per_token(hp.n_kv_dim(), kv_types(o).resolve(hp.n_layer), 16);
   Engine eng(model, engine_params(o, c, o.kv_mem_mib > 0 ? size_t(o.kv_mem_mib) << 20 : per_tok * (total_tokens + 64)));
   std::mutex mu;
   std::vector<double> ttft(c, -1);
@@ -118,8 +124,7 @@ nlohmann::json run_session(const Model& model, const Opts& o, uint64_t seed) {
   const std::vector<int32_t> turn1 = random_prompt(rng, o.session_history, hp.n_vocab);
   const std::vector<int32_t> user2 = random_prompt(rng, 32, hp.n_vocab);
   const int gen = std::min(o.gen_len, 16);
-  const size_t kv_bytes = PagedKVCache::bytes_per_token(hp.n_layer, hp.n_kv_dim(),
-                                                        std::vector<kernels::DType>(hp.n_layer, kernels::dtype_from_name(o.kv_type))) *
+  const size_t kv_bytes = PagedKVCache::bytes_per_token(hp.n_kv_dim(), kv_types(o).resolve(hp.n_layer), 16) *
                           size_t(2 * (o.session_history + 32 + 2 * gen + 64));
   auto ttft_of = [&](Engine& eng, std::vector<int32_t> prompt, const std::string& session, int* cached) {
     Request r;
@@ -171,7 +176,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--gen-len-max", o->gen_len_max, "Mixed lengths: generation length uniform in [gen-len, this]")->check(CLI::Range(0, 1 << 16));
   cmd->add_option("--batch-tokens", o->budget, "Token budget per engine step")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB (0: enough for the largest level)")->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--kv-type", o->kv_type, "KV element type: f32 | f16");
+  cmd->add_option("--kv-type", o->kv_type, "KV element type for K and V (same as --cache-type-k X --cache-type-v X)");
   cmd->add_option("--reps", o->reps, "Repetitions per level; the median is reported")->check(CLI::Range(1, 100));
   cmd->add_option("--seed", o->seed, "Seed of the random prompts and lengths");
   cmd->add_option("--session-history", o->session_history,
@@ -182,7 +187,7 @@ void add_bench_serve_command(CLI::App& app) {
     auto model = Model::load(resolve_model(o->model.path));
     const HParams& hp = model->hparams();
     const int n_ctx = o->model.ctx > 0 ? o->model.ctx : hp.n_ctx_train;
-    kernels::dtype_from_name(o->kv_type);  // validates the name before any work
+    kv_types(*o).resolve(hp.n_layer);  // validates the names before any work
     if (o->session_history > 0) {
       if (o->session_history + 32 + 2 * std::min(o->gen_len, 16) > n_ctx)
         throw LimitError("session history + turn 2 exceed the context of " + std::to_string(n_ctx));
@@ -221,7 +226,7 @@ void add_bench_serve_command(CLI::App& app) {
     if (o->json) {
       nlohmann::json out = {{"model", model->path()}, {"prompt_len", o->prompt_len}, {"gen_len", o->gen_len},
                             {"prompt_len_max", o->prompt_len_max}, {"gen_len_max", o->gen_len_max},
-                            {"kv_type", o->kv_type}, {"isa", kernels::isa_name(kernels::active_isa())}, {"results", results}};
+                            {"kv_type", kv_types(*o).describe()}, {"isa", kernels::isa_name(kernels::active_isa())}, {"results", results}};
       std::printf("%s\n", out.dump().c_str());
     }
   });

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   kvscope::cli::add_embed_command(app);
   kvscope::cli::add_eval_confidence_command(app);
   kvscope::cli::add_eval_embed_command(app);
+  kvscope::cli::add_kv_calibrate_command(app);
+  kvscope::cli::add_kv_eval_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,7 @@
 #include "cli/options.h"
 
+#include <fstream>
+
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -9,6 +11,29 @@ void add_model_options(CLI::App* cmd, ModelOpts& o) {
   cmd->add_option("-t,--threads", o.threads, "Threads (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("-c,--ctx-size", o.ctx, "Context size (0: the model's)")->check(CLI::Range(0, 1 << 20));
   cmd->add_option("-b,--batch-size", o.batch, "Prompt tokens per forward pass")->check(CLI::Range(1, 4096));
+  const std::string types = std::string("KV cache element type: ") + kv_type_names();
+  cmd->add_option("--cache-type-k", o.cache_type_k, types + " (K)")->capture_default_str();
+  cmd->add_option("--cache-type-v", o.cache_type_v, types + " (V)")->capture_default_str();
+  cmd->add_option("--kv-layer-types", o.kv_layer_types,
+                  "Per-layer KV types overriding the above, e.g. \"0-3:f16,4-11:int4\" or \"2:int8/int4\" (K/V), "
+                  "or @FILE (a kv-calibrate map)");
+}
+
+KVCacheTypes ModelOpts::kv_types() const {
+  KVCacheTypes t(kv_type_from_name(cache_type_k), kv_type_from_name(cache_type_v));
+  if (!kv_layer_types.empty()) {
+    std::string spec = kv_layer_types;
+    if (spec[0] == '@') {
+      std::ifstream f(spec.substr(1));
+      if (!f) throw InputError("--kv-layer-types: cannot read " + spec.substr(1));
+      std::string line;
+      spec.clear();
+      while (std::getline(f, line))
+        if (!line.empty() && line[0] != '#') spec += (spec.empty() ? "" : ",") + line;
+    }
+    t.layers = parse_kv_layer_types(spec);
+  }
+  return t;
 }
 
 void add_sampling_options(CLI::App* cmd, SamplingOpts& o) {

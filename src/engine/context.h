@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kvcache/block_table.h"
+#include "kvcache/kv_type_map.h"
 #include "kvcache/paged_kv_cache.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
@@ -17,7 +18,7 @@ struct ContextParams {
   int n_ctx = 0;        // 0: the model's training context
   int n_threads = 0;    // 0: hardware concurrency
   int n_batch = 512;    // prompt tokens per forward pass (chunked prefill)
-  kernels::DType kv_type = kernels::DType::F32;  // F32 or F16 K/V
+  KVCacheTypes kv_type = {};  // K/V element types per layer (default F32)
 };
 
 class BatchedForward;

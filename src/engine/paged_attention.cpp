@@ -9,35 +9,34 @@
 namespace kvscope {
 namespace {
 
-using kernels::DType;
 
 struct Ops {
   float (*dot)(const float*, const float*, int64_t);
   void (*axpy)(float, const float*, float*, int64_t);
   void (*softmax)(float*, int64_t);
+  // Quantized blocks are read in place by these.
+  void (*kdot)(const KVBlockRef&, int, int, int, const float*, float, float*);
+  void (*vaxpy)(const KVBlockRef&, int, int, int, const float*, float*);
 };
 
-// Pointer to the head slice of `n` consecutive rows of one block, as F32 with stride `*stride`;
-// F16 rows are converted into buf first.
-const float* block_rows(const PagedKVCache& kv, int layer, bool is_k, BlockId b, int n, int head_off, int head_dim,
-                        float* buf, int* stride) {
-  const void* base = is_k ? kv.k_row(layer, b, 0) : kv.v_row(layer, b, 0);
-  if (kv.layer_type(layer) == DType::F32) {
-    *stride = kv.kv_dim();
-    return static_cast<const float*>(base) + head_off;
-  }
-  const uint16_t* h = static_cast<const uint16_t*>(base) + head_off;
-  for (int i = 0; i < n; ++i)
-    kernels::dequantize_row(DType::F16, h + static_cast<size_t>(i) * kv.kv_dim(), buf + static_cast<size_t>(i) * head_dim,
-                            head_dim);
-  *stride = head_dim;
-  return buf;
+// F32 blocks (and K still in F32 staging) go through the F32 ops, in the contiguous attention's
+// order; every other type through the loops that decode it in registers.
+bool via_f32(const PagedKVCache& kv, int layer, bool is_k, BlockId b) {
+  const KVType t = is_k ? kv.k_type(layer) : kv.v_type(layer);
+  return t == KVType::F32 || (is_k && kv.k_staged(layer, b));
+}
+
+// Pointer to the head slice of the rows of an F32 block (or of K staging), with stride `*stride`.
+const float* block_rows(const PagedKVCache& kv, int layer, bool is_k, BlockId b, int head_off, int* stride) {
+  *stride = kv.kv_dim();
+  if (const float* st = is_k ? kv.k_staged(layer, b) : nullptr) return st + head_off;
+  return static_cast<const float*>(is_k ? kv.k_row(layer, b, 0) : kv.v_row(layer, b, 0)) + head_off;
 }
 
 // One (sequence, token, KV head) item. The arithmetic per query head (dot, scale, softmax, then
 // axpy in position order) is the contiguous attention's, so F32 results match it exactly.
 void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, const float* q, const SeqAttention& sq,
-                int t, int kvh, float* out, float* scores, int max_pos, float* buf, const Ops& ops) {
+                int t, int kvh, float* out, float* scores, int max_pos, const Ops& ops) {
   const int qdim = s.n_head * s.head_dim, hd = s.head_dim;
   const int group = s.n_head / s.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -47,8 +46,14 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
   float* orow = out + static_cast<size_t>(sq.row0 + t) * qdim + static_cast<size_t>(kvh) * group * hd;
   for (int j = 0; j < n_pos; j += bs) {
     const int n = std::min(bs, n_pos - j);
+    const BlockId b = sq.blocks[j / bs];
+    if (!via_f32(kv, layer, true, b)) {
+      for (int g = 0; g < group; ++g)
+        ops.kdot(kv.k_block(layer, b), n, kvh * hd, hd, qrow + g * hd, scale, scores + static_cast<size_t>(g) * max_pos + j);
+      continue;
+    }
     int stride;
-    const float* k = block_rows(kv, layer, true, sq.blocks[j / bs], n, kvh * hd, hd, buf, &stride);
+    const float* k = block_rows(kv, layer, true, b, kvh * hd, &stride);
     for (int i = 0; i < n; ++i)
       for (int g = 0; g < group; ++g)
         scores[static_cast<size_t>(g) * max_pos + j + i] = ops.dot(qrow + g * hd, k + static_cast<size_t>(i) * stride, hd) * scale;
@@ -59,8 +64,14 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
   }
   for (int j = 0; j < n_pos; j += bs) {
     const int n = std::min(bs, n_pos - j);
+    const BlockId b = sq.blocks[j / bs];
+    if (!via_f32(kv, layer, false, b)) {
+      for (int g = 0; g < group; ++g)
+        ops.vaxpy(kv.v_block(layer, b), n, kvh * hd, hd, scores + static_cast<size_t>(g) * max_pos + j, orow + g * hd);
+      continue;
+    }
     int stride;
-    const float* v = block_rows(kv, layer, false, sq.blocks[j / bs], n, kvh * hd, hd, buf, &stride);
+    const float* v = block_rows(kv, layer, false, b, kvh * hd, &stride);
     for (int i = 0; i < n; ++i)
       for (int g = 0; g < group; ++g)
         ops.axpy(scores[static_cast<size_t>(g) * max_pos + j + i], v + static_cast<size_t>(i) * stride, orow + g * hd, hd);
@@ -80,7 +91,7 @@ void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s,
                      kernels::ThreadPool& pool) {
   const int group = s.n_head / s.n_head_kv;
   const int max_pos = max_positions(seqs);
-  const size_t per_thread = static_cast<size_t>(group) * max_pos + static_cast<size_t>(kv.block_size()) * s.head_dim;
+  const size_t per_thread = static_cast<size_t>(group) * max_pos;
   if (scratch.size() < per_thread * pool.size()) scratch.resize(per_thread * pool.size());
   // Flattened work list: items are interleaved across threads since later tokens cost more.
   std::vector<int> item_seq, item_tok;
@@ -90,13 +101,12 @@ void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s,
       item_tok.push_back(t);
     }
   const int64_t n_work = static_cast<int64_t>(item_seq.size()) * s.n_head_kv;
-  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace};
+  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot, kv_axpy};
   pool.run([&](int ith, int nth) {
     float* scores = scratch.data() + per_thread * ith;
-    float* buf = scores + static_cast<size_t>(group) * max_pos;
     for (int64_t w = ith; w < n_work; w += nth) {
       const int item = static_cast<int>(w / s.n_head_kv), kvh = static_cast<int>(w % s.n_head_kv);
-      attend_one(kv, layer, s, q, seqs[item_seq[item]], item_tok[item], kvh, out, scores, max_pos, buf, ops);
+      attend_one(kv, layer, s, q, seqs[item_seq[item]], item_tok[item], kvh, out, scores, max_pos, ops);
     }
   });
 }
@@ -105,12 +115,12 @@ void paged_attention_ref(const PagedKVCache& kv, int layer, const AttentionShape
                          const std::vector<SeqAttention>& seqs, float* out) {
   const int group = s.n_head / s.n_head_kv;
   const int max_pos = max_positions(seqs);
-  std::vector<float> scores(static_cast<size_t>(group) * max_pos), buf(static_cast<size_t>(kv.block_size()) * s.head_dim);
-  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace};
+  std::vector<float> scores(static_cast<size_t>(group) * max_pos);
+  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace, kv_ref::kv_dot, kv_ref::kv_axpy};
   for (const auto& sq : seqs)
     for (int t = 0; t < sq.n_tokens; ++t)
       for (int kvh = 0; kvh < s.n_head_kv; ++kvh)
-        attend_one(kv, layer, s, q, sq, t, kvh, out, scores.data(), max_pos, buf.data(), ops);
+        attend_one(kv, layer, s, q, sq, t, kvh, out, scores.data(), max_pos, ops);
 }
 
 }  // namespace kvscope

@@ -21,6 +21,7 @@
 #include "engine/batch.h"
 #include "kernels/threadpool.h"
 #include "kvcache/block_table.h"
+#include "kvcache/kv_type_map.h"
 #include "kvcache/paged_kv_cache.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
@@ -35,7 +36,7 @@ struct EngineParams {
   int n_blocks = 0;           // KV pool size in blocks; 0: from kv_mem_bytes
   size_t kv_mem_bytes = size_t{256} << 20;
   int block_size = 16;
-  kernels::DType kv_type = kernels::DType::F32;
+  KVCacheTypes kv_type = {};  // K/V element types per layer (default F32)
   int max_batch_tokens = 256;  // token budget per step (decode tokens + prefill chunks)
   int max_seqs = 64;           // running sequences at most
   bool prefix_caching = true;

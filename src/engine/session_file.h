@@ -1,8 +1,10 @@
 // Session files: one sequence's token history and the K/V of its blocks, so a conversation can be
 // resumed in another process without recomputing it. Layout: magic "KVSSESS\0", u32 version, u64
-// model fingerprint, u32 block size, u32 n_layer, u32 kv_dim, per-layer u32 element type, u32
-// n_tokens, tokens (i32), u32 n_blocks, raw block bytes, then a u64 FNV-1a checksum of everything
-// before it. A mismatched or damaged file is refused with an InputError naming the problem.
+// model fingerprint, u32 block size, u32 n_layer, u32 kv_dim, per layer u32 K type and u32 V type
+// (KVType), u32 n_tokens, tokens (i32), u32 n_blocks, raw block bytes (quantized as stored), per
+// block u32 length + its F32 staging (partial per-channel-quantized K; usually empty), then a u64
+// FNV-1a checksum of everything before it. A mismatched or damaged file is refused with an
+// InputError naming the problem; a file of other KV types is refused (no silent requantization).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,7 +16,7 @@
 
 namespace kvscope {
 
-constexpr uint32_t kSessionFileVersion = 1;
+constexpr uint32_t kSessionFileVersion = 2;
 
 // Identifies the weights a cache was computed with: shape hyper-parameters plus a hash of sampled
 // bytes of every tensor.

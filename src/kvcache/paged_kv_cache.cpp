@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "kvcache/kv_quant_internal.h"
+#include "kvcache/kv_type_map.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -10,19 +12,31 @@ namespace {
 
 using kernels::DType;
 
-std::vector<DType> resolve_types(int n_layer, const std::vector<DType>& t) {
-  if (t.empty()) return std::vector<DType>(n_layer, DType::F32);
-  if (static_cast<int>(t.size()) != n_layer)
-    throw InputError("KV cache: " + std::to_string(t.size()) + " layer types for " + std::to_string(n_layer) + " layers");
-  for (DType d : t)
-    if (d != DType::F32 && d != DType::F16)
-      throw InputError(std::string("KV cache: unsupported element type ") + kernels::dtype_name(d));
-  return t;
+std::vector<KVLayerType> resolve_types(const PagedKVConfig& c) {
+  if (!c.kv_types.empty()) {
+    if (static_cast<int>(c.kv_types.size()) != c.n_layer)
+      throw InputError("KV cache: " + std::to_string(c.kv_types.size()) + " layer types for " + std::to_string(c.n_layer) + " layers");
+    return c.kv_types;
+  }
+  if (c.layer_types.empty()) return std::vector<KVLayerType>(c.n_layer);
+  if (static_cast<int>(c.layer_types.size()) != c.n_layer)
+    throw InputError("KV cache: " + std::to_string(c.layer_types.size()) + " layer types for " + std::to_string(c.n_layer) + " layers");
+  std::vector<KVLayerType> out;
+  for (DType d : c.layer_types) {
+    const KVCacheTypes t(d);
+    out.push_back({t.k, t.v});
+  }
+  return out;
 }
 
-int blocks_from(const PagedKVConfig& c, size_t per_token) {
+size_t block_bytes_of(int kv_dim, const std::vector<KVLayerType>& types, int bs) {
+  size_t b = 0;
+  for (const KVLayerType& t : types) b += kv_block_bytes(t.k, true, kv_dim, bs) + kv_block_bytes(t.v, false, kv_dim, bs);
+  return b;
+}
+
+int blocks_from(const PagedKVConfig& c, size_t per_block) {
   if (c.n_blocks > 0) return c.n_blocks;
-  const size_t per_block = per_token * c.block_size;
   const size_t n = c.mem_bytes / per_block;
   if (n == 0)
     throw InputError("KV cache budget of " + std::to_string(c.mem_bytes) + " bytes holds no block of " +
@@ -31,77 +45,143 @@ int blocks_from(const PagedKVConfig& c, size_t per_token) {
   return static_cast<int>(n);
 }
 
+size_t checked_block_bytes(const PagedKVConfig& c) {
+  if (c.n_layer <= 0 || c.kv_dim <= 0 || c.block_size <= 0 || c.block_size > 256) throw InputError("KV cache: bad shape");
+  return block_bytes_of(c.kv_dim, resolve_types(c), c.block_size);
+}
+
 }  // namespace
 
 size_t PagedKVCache::bytes_per_token(int n_layer, int kv_dim, const std::vector<DType>& types) {
-  size_t b = 0;
-  for (DType d : resolve_types(n_layer, types)) b += 2 * kernels::row_bytes(d, kv_dim);
-  return b;
+  PagedKVConfig c;
+  c.n_layer = n_layer;
+  c.kv_dim = kv_dim;
+  c.layer_types = types;
+  return block_bytes_of(kv_dim, resolve_types(c), 1);
+}
+
+size_t PagedKVCache::bytes_per_token(int kv_dim, const std::vector<KVLayerType>& types, int block_size) {
+  return block_bytes_of(kv_dim, types, block_size) / block_size;
 }
 
 PagedKVCache::PagedKVCache(const PagedKVConfig& cfg)
     : n_layer_(cfg.n_layer), kv_dim_(cfg.kv_dim), block_size_(cfg.block_size),
-      bytes_per_token_(cfg.n_layer > 0 && cfg.kv_dim > 0 ? bytes_per_token(cfg.n_layer, cfg.kv_dim, cfg.layer_types) : 0),
-      pool_((cfg.n_layer <= 0 || cfg.kv_dim <= 0 || cfg.block_size <= 0) ? throw InputError("KV cache: bad shape")
-                                                                         : blocks_from(cfg, bytes_per_token_)) {
-  const auto types = resolve_types(n_layer_, cfg.layer_types);
+      bytes_per_token_(checked_block_bytes(cfg) / cfg.block_size), block_bytes_(checked_block_bytes(cfg)),
+      pool_(blocks_from(cfg, block_bytes_)) {
+  const auto types = resolve_types(cfg);
   layers_.resize(n_layer_);
-  const size_t slots = static_cast<size_t>(pool_.n_blocks()) * block_size_;
+  const size_t nb = static_cast<size_t>(pool_.n_blocks());
   for (int l = 0; l < n_layer_; ++l) {
     Layer& L = layers_[l];
-    L.type = types[l];
-    L.row_bytes = kernels::row_bytes(L.type, kv_dim_);
-    L.k.resize(slots * L.row_bytes);
-    L.v.resize(slots * L.row_bytes);
+    for (bool is_k : {true, false}) {
+      Store& s = is_k ? L.k : L.v;
+      s.type = is_k ? types[l].k : types[l].v;
+      s.block_bytes = kv_block_bytes(s.type, is_k, kv_dim_, block_size_);
+      s.row_bytes = kv_grouped_by_channel(s.type, is_k) ? 0 : kvq::row_stride(s.type, kv_dim_);
+      s.data.resize(nb * s.block_bytes);
+    }
+    if (kv_grouped_by_channel(L.k.type, true)) L.stage.resize(nb);
   }
 }
 
 size_t PagedKVCache::bytes() const {
   size_t b = 0;
-  for (const Layer& L : layers_) b += L.k.size() + L.v.size();
+  for (const Layer& L : layers_) b += L.k.data.size() + L.v.data.size();
+  return b;
+}
+
+size_t PagedKVCache::staging_bytes() const {
+  size_t b = 0;
+  for (const Layer& L : layers_)
+    for (const auto& st : L.stage) b += st.size() * sizeof(float);
   return b;
 }
 
 void PagedKVCache::write(int layer, BlockId b, int slot, const float* k, const float* v) {
   Layer& L = layers_[layer];
-  uint8_t* kd = const_cast<uint8_t*>(static_cast<const uint8_t*>(row(L.k, layer, b, slot)));
-  uint8_t* vd = const_cast<uint8_t*>(static_cast<const uint8_t*>(row(L.v, layer, b, slot)));
-  if (L.type == DType::F32) {
-    std::memcpy(kd, k, sizeof(float) * kv_dim_);
-    std::memcpy(vd, v, sizeof(float) * kv_dim_);
+  uint8_t* kblock = L.k.data.data() + static_cast<size_t>(b) * L.k.block_bytes;
+  uint8_t* vblock = L.v.data.data() + static_cast<size_t>(b) * L.v.block_bytes;
+  if (L.stage.empty()) {
+    kv_quantize_row(L.k.type, true, k, kblock, slot, kv_dim_);
   } else {
-    kernels::quantize_row(L.type, k, kd, kv_dim_);
-    kernels::quantize_row(L.type, v, vd, kv_dim_);
+    const size_t D = static_cast<size_t>(kv_dim_);
+    std::vector<float>& st = L.stage[b];
+    if (slot == 0) {
+      st.assign(block_size_ * D, 0.0f);
+    } else if (st.empty()) {
+      // Writing inside an already quantized block (after a truncation): continue from its values.
+      st.resize(block_size_ * D);
+      const KVBlockRef r = k_block(layer, b);
+      for (int i = 0; i < block_size_; ++i) kv_dequantize_row(r, i, st.data() + i * D);
+    }
+    std::memcpy(st.data() + slot * D, k, sizeof(float) * D);
+    if (slot == block_size_ - 1) {
+      kv_quantize_block(L.k.type, st.data(), kblock, kv_dim_, block_size_);
+      std::vector<float>().swap(st);
+    }
   }
+  kv_quantize_row(L.v.type, false, v, vblock, slot, kv_dim_);
 }
 
 void PagedKVCache::copy_block(BlockId src, BlockId dst) {
   if (src == dst) return;
   for (Layer& L : layers_) {
-    const size_t n = L.row_bytes * block_size_;
-    std::memcpy(L.k.data() + dst * n, L.k.data() + src * n, n);
-    std::memcpy(L.v.data() + dst * n, L.v.data() + src * n, n);
+    for (Store* s : {&L.k, &L.v})
+      std::memcpy(s->data.data() + dst * s->block_bytes, s->data.data() + src * s->block_bytes, s->block_bytes);
+    if (!L.stage.empty()) L.stage[dst] = L.stage[src];
   }
 }
 
-size_t PagedKVCache::block_bytes() const { return bytes_per_token_ * block_size_; }
-
 void PagedKVCache::export_block(BlockId b, uint8_t* dst) const {
-  for (const Layer& L : layers_) {
-    const size_t n = L.row_bytes * block_size_;
-    std::memcpy(dst, L.k.data() + b * n, n);
-    std::memcpy(dst + n, L.v.data() + b * n, n);
-    dst += 2 * n;
-  }
+  for (const Layer& L : layers_)
+    for (const Store* s : {&L.k, &L.v}) {
+      std::memcpy(dst, s->data.data() + b * s->block_bytes, s->block_bytes);
+      dst += s->block_bytes;
+    }
 }
 
 void PagedKVCache::import_block(BlockId b, const uint8_t* src) {
   for (Layer& L : layers_) {
-    const size_t n = L.row_bytes * block_size_;
-    std::memcpy(L.k.data() + b * n, src, n);
-    std::memcpy(L.v.data() + b * n, src + n, n);
-    src += 2 * n;
+    for (Store* s : {&L.k, &L.v}) {
+      std::memcpy(s->data.data() + b * s->block_bytes, src, s->block_bytes);
+      src += s->block_bytes;
+    }
+    if (!L.stage.empty()) std::vector<float>().swap(L.stage[b]);
   }
+}
+
+// Staging record: per layer with per-channel K, one byte (1: staged) and then the F32 rows.
+std::vector<uint8_t> PagedKVCache::export_staging(BlockId b) const {
+  std::vector<uint8_t> out;
+  bool any = false;
+  for (const Layer& L : layers_) {
+    if (L.stage.empty()) continue;
+    const auto& st = L.stage[b];
+    out.push_back(st.empty() ? 0 : 1);
+    if (st.empty()) continue;
+    any = true;
+    const auto* p = reinterpret_cast<const uint8_t*>(st.data());
+    out.insert(out.end(), p, p + st.size() * sizeof(float));
+  }
+  if (!any) out.clear();
+  return out;
+}
+
+void PagedKVCache::import_staging(BlockId b, const uint8_t* src, size_t n) {
+  if (n == 0) return;
+  const size_t rows = static_cast<size_t>(block_size_) * kv_dim_;
+  size_t off = 0;
+  for (Layer& L : layers_) {
+    if (L.stage.empty()) continue;
+    if (off >= n) throw InputError("session file damaged (staging)");
+    const uint8_t flag = src[off++];
+    if (!flag) continue;
+    if (flag != 1 || off + rows * sizeof(float) > n) throw InputError("session file damaged (staging)");
+    L.stage[b].resize(rows);
+    std::memcpy(L.stage[b].data(), src + off, rows * sizeof(float));
+    off += rows * sizeof(float);
+  }
+  if (off != n) throw InputError("session file damaged (staging)");
 }
 
 }  // namespace kvscope

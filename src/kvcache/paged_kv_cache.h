@@ -1,7 +1,12 @@
 // Paged K/V storage: one pool of fixed-size blocks shared by all layers, addressed by block id.
 // Block b holds block_size token slots in every layer, so one id (and one reference count in the
-// BlockPool) covers a token range across the whole model. Each layer has its own element type so
-// later quantized layers can sit next to F32/F16 ones.
+// BlockPool) covers a token range across the whole model. Each layer has its own K and its own V
+// element type (kv_quant.h has the block layouts), so quantized layers sit next to F16 ones.
+//
+// K of INT4/INT2 is quantized per channel over a block's tokens, so a block that is not full yet
+// keeps its K rows in F32 staging (KIVI's full-precision residual); the block is quantized when its
+// last slot is written and the staging is freed. Staging lives outside the pool's byte budget and
+// exists only for partial blocks (about one per running sequence).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +14,7 @@
 
 #include "kernels/dtype.h"
 #include "kvcache/block_pool.h"
+#include "kvcache/kv_quant.h"
 
 namespace kvscope {
 
@@ -18,7 +24,8 @@ struct PagedKVConfig {
   int block_size = 16;     // tokens per block
   int n_blocks = 0;        // > 0: exactly this many blocks
   size_t mem_bytes = 0;    // used when n_blocks == 0: as many blocks as fit in this budget
-  std::vector<kernels::DType> layer_types;  // empty: all F32; else one per layer (F32 or F16)
+  std::vector<kernels::DType> layer_types;  // empty: all F32; else one per layer (F32/F16/BF16, K and V)
+  std::vector<KVLayerType> kv_types;        // non-empty: one per layer, overrides layer_types
 };
 
 class PagedKVCache {
@@ -27,8 +34,9 @@ class PagedKVCache {
   PagedKVCache(const PagedKVCache&) = delete;
   PagedKVCache& operator=(const PagedKVCache&) = delete;
 
-  // Bytes of K+V one token slot takes over all layers.
+  // Bytes of K+V one token slot takes over all layers (per-channel scales spread over the block).
   static size_t bytes_per_token(int n_layer, int kv_dim, const std::vector<kernels::DType>& types);
+  static size_t bytes_per_token(int kv_dim, const std::vector<KVLayerType>& types, int block_size = 16);
 
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }
@@ -36,33 +44,53 @@ class PagedKVCache {
   int kv_dim() const { return kv_dim_; }
   int block_size() const { return block_size_; }
   int n_blocks() const { return pool_.n_blocks(); }
-  kernels::DType layer_type(int layer) const { return layers_[layer].type; }
-  size_t bytes() const;
+  KVLayerType layer_types(int layer) const { return {layers_[layer].k.type, layers_[layer].v.type}; }
+  KVType k_type(int layer) const { return layers_[layer].k.type; }
+  KVType v_type(int layer) const { return layers_[layer].v.type; }
+  size_t bytes() const;          // the pool's storage
+  size_t staging_bytes() const;  // F32 rows of partial per-channel-quantized K blocks
   size_t bytes_per_token() const { return bytes_per_token_; }
 
-  // Stores K and V (kv_dim floats each, converted to the layer's type) in slot `slot` of block b.
+  // Stores K and V (kv_dim floats each, converted to the layer's types) in slot `slot` of block b.
   void write(int layer, BlockId b, int slot, const float* k, const float* v);
-  // Row of kv_dim elements of the layer's type.
-  const void* k_row(int layer, BlockId b, int slot) const { return row(layers_[layer].k, layer, b, slot); }
-  const void* v_row(int layer, BlockId b, int slot) const { return row(layers_[layer].v, layer, b, slot); }
-  // Copies every layer's K/V of block src into dst (copy-on-write of a shared block).
+  // Row of kv_dim elements, for row layouts (all but per-channel INT4/INT2 K).
+  const void* k_row(int layer, BlockId b, int slot) const { return row(layers_[layer].k, b, slot); }
+  const void* v_row(int layer, BlockId b, int slot) const { return row(layers_[layer].v, b, slot); }
+  KVBlockRef k_block(int layer, BlockId b) const { return ref(layers_[layer].k, b, true); }
+  KVBlockRef v_block(int layer, BlockId b) const { return ref(layers_[layer].v, b, false); }
+  // F32 rows [block_size x kv_dim] of a K block still being filled, or nullptr once quantized.
+  const float* k_staged(int layer, BlockId b) const {
+    const auto& st = layers_[layer].stage;
+    return st.empty() || st[b].empty() ? nullptr : st[b].data();
+  }
+  // Copies every layer's K/V of block src into dst (copy-on-write of a shared block), staging included.
   void copy_block(BlockId src, BlockId dst);
-  // Copies n rows' K or V for all layers of one block to/from a flat buffer (session files).
-  size_t block_bytes() const;  // all layers, K and V
+  // The pool bytes of one block over all layers, K and V, to/from a flat buffer (session files).
+  size_t block_bytes() const { return block_bytes_; }
   void export_block(BlockId b, uint8_t* dst) const;
   void import_block(BlockId b, const uint8_t* src);
+  // A block's staging (empty when it has none) and its restore; InputError on a malformed buffer.
+  std::vector<uint8_t> export_staging(BlockId b) const;
+  void import_staging(BlockId b, const uint8_t* src, size_t n);
 
  private:
-  struct Layer {
-    kernels::DType type;
-    size_t row_bytes;
-    std::vector<uint8_t> k, v;
+  struct Store {
+    KVType type = KVType::F32;
+    size_t block_bytes = 0, row_bytes = 0;  // row_bytes: row layouts only
+    std::vector<uint8_t> data;
   };
-  const void* row(const std::vector<uint8_t>& buf, int layer, BlockId b, int slot) const {
-    return buf.data() + (static_cast<size_t>(b) * block_size_ + slot) * layers_[layer].row_bytes;
+  struct Layer {
+    Store k, v;
+    std::vector<std::vector<float>> stage;  // per block; only for per-channel K
+  };
+  const void* row(const Store& s, BlockId b, int slot) const {
+    return s.data.data() + static_cast<size_t>(b) * s.block_bytes + static_cast<size_t>(slot) * s.row_bytes;
+  }
+  KVBlockRef ref(const Store& s, BlockId b, bool is_k) const {
+    return {s.type, is_k, s.data.data() + static_cast<size_t>(b) * s.block_bytes, kv_dim_, block_size_};
   }
   int n_layer_, kv_dim_, block_size_;
-  size_t bytes_per_token_;
+  size_t bytes_per_token_, block_bytes_ = 0;
   std::vector<Layer> layers_;
   BlockPool pool_;
 };

@@ -35,7 +35,7 @@ TEST(PagedKVCache, SizedFromBudgetAndPerLayerTypes) {
   PagedKVCache kv(c);
   EXPECT_EQ(kv.n_blocks(), 10);
   EXPECT_EQ(kv.bytes(), 96u * 16 * 10);
-  EXPECT_EQ(kv.layer_type(1), DType::F16);
+  EXPECT_EQ(kv.k_type(1), KVType::F16);
   c.mem_bytes = 10;
   EXPECT_THROW(PagedKVCache{c}, InputError);
   EXPECT_THROW(PagedKVCache(cfg(4, 4, {DType::Q8_0, DType::F32})), InputError);

@@ -1,0 +1,79 @@
+// Element types of the KV cache and their block layouts, with scalar reference (de)quantizers and
+// the attention inner loops (q.k over a block's rows, sum of p*v) that read quantized blocks
+// directly. The loops are SIMD-dispatched (kernels::active_isa()) and each has a scalar reference.
+//
+// One block holds block_size token rows of kv_dim channels of one layer's K or V. Layouts:
+//   F32 / F16 / BF16     rows of kv_dim elements
+//   FP8_E4M3 / FP8_E5M2  rows of kv_dim bytes (OCP FP8; saturating, no inf/nan produced)
+//   INT8                 rows of [f32 scale][kv_dim int8], symmetric, one scale per token row
+//   INT4 / INT2 as K     per-channel groups over the block's tokens (KIVI): [kv_dim f16 scale]
+//                        [kv_dim f16 min][block_size rows of kv_dim packed codes]; quantized when
+//                        the block fills, the partial block is kept in F32 staging until then
+//   INT4 / INT2 as V     per-token groups of kv_group(kv_dim) channels: rows of
+//                        [n_groups x (f16 scale, f16 min)][kv_dim packed codes]
+// Packed codes: channel c of a row in byte c*bits/8, lowest bits first. value = min + scale * code.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kvscope {
+
+// Values are stored in session files: never renumber.
+enum class KVType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, FP8_E4M3 = 3, FP8_E5M2 = 4, INT8 = 5, INT4 = 6, INT2 = 7 };
+
+struct KVLayerType {
+  KVType k = KVType::F32, v = KVType::F32;
+  bool operator==(const KVLayerType&) const = default;
+};
+
+const char* kv_type_name(KVType t);
+// f32 f16 bf16 fp8_e4m3 (fp8) fp8_e5m2 int8 (q8_0, q8) int4 (q4_0, q4) int2 (q2); InputError otherwise.
+KVType kv_type_from_name(const std::string& name);
+// Names accepted by kv_type_from_name, for messages and help.
+const char* kv_type_names();
+
+// K of INT4/INT2 is grouped over tokens (per channel), so its blocks are written whole.
+inline bool kv_grouped_by_channel(KVType t, bool is_k) { return is_k && (t == KVType::INT4 || t == KVType::INT2); }
+int kv_code_bits(KVType t);  // 4 or 2 for INT4 / INT2, else 0
+int kv_group(int kv_dim);    // channels per V group of INT4/INT2 (32, 16 or 8); InputError otherwise
+
+// Bytes of one block (block_size rows) of K (is_k) or V in type t; InputError if kv_dim does not fit.
+size_t kv_block_bytes(KVType t, bool is_k, int kv_dim, int block_size);
+// Average stored bits per element, scales included.
+double kv_bits(KVType t, bool is_k, int kv_dim, int block_size);
+
+// A read-only view of one block.
+struct KVBlockRef {
+  KVType type = KVType::F32;
+  bool is_k = true;
+  const uint8_t* data = nullptr;
+  int kv_dim = 0;
+  int block_size = 0;
+};
+
+// Row-wise quantizers (every layout but per-channel K): writes row `row` of the block at `block`.
+void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim);
+// Per-channel K: quantizes all block_size rows (row-major [block_size x kv_dim] floats).
+void kv_quantize_block(KVType t, const float* rows, uint8_t* block, int kv_dim, int block_size);
+// Dequantizes row `row` (kv_dim floats) of any layout.
+void kv_dequantize_row(const KVBlockRef& b, int row, float* y);
+
+// Attention loops over rows [0, n) of a block, on the head slice [off, off + hd):
+//   kv_dot:  scores[i] = scale * dot(q, row i)
+//   kv_axpy: out += sum_i p[i] * row i
+void kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
+void kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+
+namespace kv_ref {  // scalar references
+void kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
+void kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+}  // namespace kv_ref
+
+// Scalar FP8 conversions (round to nearest even, saturating at the largest finite value).
+uint8_t fp32_to_e4m3(float x);
+float e4m3_to_fp32(uint8_t b);
+uint8_t fp32_to_e5m2(float x);
+float e5m2_to_fp32(uint8_t b);
+
+}  // namespace kvscope

@@ -1,0 +1,55 @@
+// Layout arithmetic shared by the scalar and SIMD KV kernels (private to src/kvcache).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kvcache/kv_quant.h"
+
+namespace kvscope::kvq {
+
+inline size_t elem_bytes(KVType t) {
+  switch (t) {
+    case KVType::F32: return 4;
+    case KVType::F16:
+    case KVType::BF16: return 2;
+    default: return 1;
+  }
+}
+
+// Bytes of one packed code row.
+inline size_t packed_bytes(KVType t, int kv_dim) { return static_cast<size_t>(kv_dim) * kv_code_bits(t) / 8; }
+
+// Row stride of row-layout blocks (everything but per-channel K).
+inline size_t row_stride(KVType t, int kv_dim) {
+  if (t == KVType::INT8) return 4 + static_cast<size_t>(kv_dim);
+  if (t == KVType::INT4 || t == KVType::INT2) return 4 * static_cast<size_t>(kv_dim / kv_group(kv_dim)) + packed_bytes(t, kv_dim);
+  return elem_bytes(t) * kv_dim;
+}
+
+// Per-channel K: scales, mins, then code rows.
+inline const uint16_t* kc_scales(const KVBlockRef& b) { return reinterpret_cast<const uint16_t*>(b.data); }
+inline const uint16_t* kc_mins(const KVBlockRef& b) { return reinterpret_cast<const uint16_t*>(b.data) + b.kv_dim; }
+inline const uint8_t* kc_codes(const KVBlockRef& b, int row) {
+  return b.data + 4 * static_cast<size_t>(b.kv_dim) + row * packed_bytes(b.type, b.kv_dim);
+}
+
+inline float load_f32(const uint8_t* p) {
+  float f;
+  std::memcpy(&f, p, 4);
+  return f;
+}
+inline uint16_t load_u16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return h;
+}
+
+}  // namespace kvscope::kvq
+
+namespace kvscope::detail::kv_avx2 {
+// Return false when the shape is not handled (head slice not a multiple of 8 channels); the caller
+// falls back to the scalar reference.
+bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
+bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+}  // namespace kvscope::detail::kv_avx2
