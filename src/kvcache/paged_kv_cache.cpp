@@ -1,5 +1,6 @@
 #include "kvcache/paged_kv_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -183,5 +184,15 @@ void PagedKVCache::import_staging(BlockId b, const uint8_t* src, size_t n) {
   }
   if (off != n) throw InputError("session file damaged (staging)");
 }
+
+void PagedKVCache::read_k(int layer, BlockId b, int slot, float* y) const {
+  if (const float* st = k_staged(layer, b)) {
+    std::copy(st + static_cast<size_t>(slot) * kv_dim_, st + static_cast<size_t>(slot + 1) * kv_dim_, y);
+    return;
+  }
+  kv_dequantize_row(k_block(layer, b), slot, y);
+}
+
+void PagedKVCache::read_v(int layer, BlockId b, int slot, float* y) const { kv_dequantize_row(v_block(layer, b), slot, y); }
 
 }  // namespace kvscope

@@ -63,6 +63,10 @@ class PagedKVCache {
     const auto& st = layers_[layer].stage;
     return st.empty() || st[b].empty() ? nullptr : st[b].data();
   }
+  // K or V of one token slot as kv_dim floats, whatever the layer's type (staged K included):
+  // for readers outside attention, such as the signals' replay from the cache.
+  void read_k(int layer, BlockId b, int slot, float* y) const;
+  void read_v(int layer, BlockId b, int slot, float* y) const;
   // Copies every layer's K/V of block src into dst (copy-on-write of a shared block), staging included.
   void copy_block(BlockId src, BlockId dst);
   // The pool bytes of one block over all layers, K and V, to/from a flat buffer (session files).

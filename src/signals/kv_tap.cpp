@@ -217,12 +217,11 @@ void replay_from_cache(const PagedKVCache& kv, const BlockTable& table, int pos0
   if (pos0 < 0 || n < 0 || pos0 + n > table.capacity(bs)) throw InputError("replay: positions outside the table");
   std::vector<float> k(static_cast<size_t>(n) * kd), v(k.size());
   for (int l = 0; l < kv.n_layer(); ++l) {
-    const kernels::DType type = kv.layer_type(l);
     for (int t = 0; t < n; ++t) {
       const int pos = pos0 + t;
       const BlockId b = table.block_of(pos, bs);
-      kernels::dequantize_row(type, kv.k_row(l, b, pos % bs), k.data() + static_cast<size_t>(t) * kd, kd);
-      kernels::dequantize_row(type, kv.v_row(l, b, pos % bs), v.data() + static_cast<size_t>(t) * kd, kd);
+      kv.read_k(l, b, pos % bs, k.data() + static_cast<size_t>(t) * kd);
+      kv.read_v(l, b, pos % bs, v.data() + static_cast<size_t>(t) * kd);
     }
     tap.on_kv(l, pos0, n, k.data(), v.data());
   }

@@ -1,6 +1,8 @@
 #include "engine/scheduler.h"
 
 #include <gtest/gtest.h>
+#include <chrono>
+#include <thread>
 
 #include <atomic>
 #include <cmath>
@@ -150,9 +152,15 @@ TEST(Engine, BackgroundLoopStreamsTokensAndCancels) {
   };
   RequestId id = eng.submit(r);
   Request longr = req(prompt(10, 4), 200);
+  longr.ignore_eos = true;
   std::atomic<int> n_long{0};
+  std::atomic<bool> cancel_sent{false};
   longr.on_token = [&](const TokenEvent& e) {
-    if (!e.finished) ++n_long;
+    if (e.finished) return;
+    ++n_long;
+    // Past the short request's length, hold the step thread until the cancel is sent, so the long
+    // request cannot simply run to its length first on a fast machine.
+    for (int i = 0; n_long > 12 && !cancel_sent && i < 5000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
   RequestId lid = eng.submit(longr);
   Completion c = eng.wait(id);
@@ -163,8 +171,9 @@ TEST(Engine, BackgroundLoopStreamsTokensAndCancels) {
   }
   EXPECT_EQ(c.tokens, solo(prompt(10, 3), 10));
   eng.cancel(lid);
+  cancel_sent = true;
   Completion cl = eng.wait(lid);
-  EXPECT_TRUE(cl.stop_reason == "cancelled" || cl.stop_reason == "eos" || cl.stop_reason == "length");
+  EXPECT_EQ(cl.stop_reason, "cancelled");
   EXPECT_LT(cl.tokens.size(), 200u);
   eng.stop();
   EXPECT_THROW(eng.wait(lid), InputError);  // delivered once

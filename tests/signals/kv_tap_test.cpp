@@ -53,8 +53,8 @@ std::vector<std::vector<double>> reference_points(const Context& ctx, const std:
     const BlockId b = ctx.table().block_of(pos, bs);
     for (int l : layers) {
       for (int half = 0; half < 2; ++half) {
-        const void* src = half ? kv.v_row(l, b, pos % bs) : kv.k_row(l, b, pos % bs);
-        kernels::dequantize_row(kv.layer_type(l), src, row.data(), kd);
+        if (half) kv.read_v(l, b, pos % bs, row.data());
+        else kv.read_k(l, b, pos % bs, row.data());
         for (int i = 0; i < kd; ++i) e[half * kd + i] += row[i] / double(layers.size());
       }
     }
