@@ -69,13 +69,18 @@ class Context {
 struct GenerateResult {
   std::vector<int32_t> tokens;
   std::string text;
-  std::string stop_reason;  // "eos" | "length"
+  std::string stop_reason;  // "eos" | "length" | "stop" | "context"
   int n_prompt = 0;
   double prompt_ms = 0, gen_ms = 0;
 };
 
-// Greedy/sampled generation on a fresh context; on_text receives valid UTF-8 pieces as they come.
+// Sees each sampled token with the logits it was drawn from (EOS included), before it is emitted.
+using SampleObserver = std::function<void(const float* logits, int n_vocab, int32_t tok)>;
+
+// Greedy/sampled generation on a fresh context; on_token receives valid UTF-8 pieces as they come
+// (returning false stops with "stop").
 GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
-                        const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr);
+                        const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr,
+                        const SampleObserver& on_sample = nullptr);
 
 }  // namespace kvscope

@@ -6,7 +6,7 @@
 namespace kvscope {
 
 GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
-                        const std::function<bool(int32_t, const std::string&)>& on_token) {
+                        const std::function<bool(int32_t, const std::string&)>& on_token, const SampleObserver& on_sample) {
   if (prompt.empty()) throw InputError("empty prompt");
   if (max_tokens < 0) throw InputError("max tokens must be >= 0");
   const auto& tk = ctx.model().tokenizer();
@@ -25,6 +25,7 @@ GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const 
   r.stop_reason = "length";
   for (int i = 0; i < max_tokens; ++i) {
     int32_t id = sampler.sample(logits->data(), n_vocab, history);
+    if (on_sample) on_sample(logits->data(), n_vocab, id);
     if (tk.is_eog(id)) {
       r.stop_reason = "eos";
       break;

@@ -1,6 +1,5 @@
 #include "signals/scored_generation.h"
 
-#include <chrono>
 #include <memory>
 
 #include "util/error.h"
@@ -110,63 +109,23 @@ ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
 ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
                              const SignalOptions& so, const std::function<bool(int32_t, const std::string&)>& on_token) {
   if (prompt.empty()) throw InputError("empty prompt");
-  if (max_tokens < 0) throw InputError("max tokens must be >= 0");
-  const auto& tk = ctx.model().tokenizer();
-  const int n_vocab = ctx.model().hparams().n_vocab;
   ResponseScorer scorer(ctx.model(), static_cast<int>(prompt.size()), so);
-
-  ScoredResult out;
-  GenerateResult& r = out.gen;
-  r.n_prompt = static_cast<int>(prompt.size());
-  Sampler sampler(sp);
-  tok::StreamDecoder dec(tk);
-  std::vector<int32_t> history = prompt;
   KVTap* previous = ctx.tap();
-  ctx.reset();
   ctx.set_tap(scorer.tap());
   struct Restore {
     Context& c;
     KVTap* t;
     ~Restore() { c.set_tap(t); }
   } restore{ctx, previous};
-
-  using clock = std::chrono::steady_clock;
-  auto t0 = clock::now();
-  const std::vector<float>* logits = &ctx.eval(prompt);
-  auto t1 = clock::now();
-  r.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  r.stop_reason = "length";
-  bool last_fed = true;
-  for (int i = 0; i < max_tokens; ++i) {
-    scorer.observe_logits(logits->data(), n_vocab);
-    const int32_t id = sampler.sample(logits->data(), n_vocab, history);
+  ScoredResult out;
+  out.gen = generate(ctx, prompt, sp, max_tokens, on_token, [&](const float* logits, int n_vocab, int32_t id) {
+    scorer.observe_logits(logits, n_vocab);
     scorer.observe_token(id);
-    if (tk.is_eog(id)) {
-      r.stop_reason = "eos";
-      break;
-    }
-    r.tokens.push_back(id);
-    history.push_back(id);
-    last_fed = false;
-    std::string piece = dec.push(id);
-    r.text += piece;
-    if (on_token && !on_token(id, piece)) {
-      r.stop_reason = "stop";
-      break;
-    }
-    if (i + 1 == max_tokens) break;
-    if (ctx.n_past() >= ctx.n_ctx()) {
-      r.stop_reason = "context";
-      break;
-    }
-    logits = &ctx.eval({id});
-    last_fed = true;
-  }
-  if (so.include_last && !last_fed && ctx.n_past() < ctx.n_ctx()) ctx.eval({r.tokens.back()});
-  std::string tail = dec.flush();
-  r.text += tail;
-  if (on_token && !tail.empty()) on_token(-1, tail);
-  r.gen_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+  });
+  const GenerateResult& r = out.gen;
+  // Every stop but EOS leaves the last emitted token without K/V (EOS itself is never fed).
+  if (so.include_last && r.stop_reason != "eos" && !r.tokens.empty() && ctx.n_past() < ctx.n_ctx())
+    ctx.eval({r.tokens.back()});
   out.signals = scorer.result(ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past()));
   return out;
 }
