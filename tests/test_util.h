@@ -53,4 +53,15 @@ inline std::string kvscope_bin() {
   return "kvscope";
 }
 
+// `kvscope ARGS` with stderr folded into the output.
+struct CliResult {
+  int status;
+  std::string out;
+};
+inline CliResult run_cli(const std::string& args) {
+  int st = 0;
+  std::string out = run_capture(kvscope_bin() + " " + args + " 2>&1", &st);
+  return {st, out};
+}
+
 }  // namespace kvscope::test

@@ -67,16 +67,9 @@ void add_eval_command(CLI::App& app) {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     Context ctx(*model, o->model.context_params());
-    SamplingParams sp;
-    sp.temperature = 0.0f;
-    sp.top_k = 0;
-    sp.top_p = 1.0f;
-    sp.min_p = 0.0f;
+    const SamplingParams sp = greedy_sampling();
     std::ofstream details;
-    if (!o->details.empty()) {
-      details.open(o->details, std::ios::binary);
-      if (!details) throw InputError("cannot write " + o->details);
-    }
+    open_details(details, o->details);
     const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
 
     nlohmann::json per_mode = nlohmann::json::object();

@@ -94,16 +94,9 @@ void add_eval_confidence_command(CLI::App& app) {
       for (int l = 0; l < L; ++l) so.extra.push_back({"layer_" + std::to_string(l), {l}, o->pre_rope});
     }
     Context ctx(*model, o->model.context_params());
-    SamplingParams sp;
-    sp.temperature = 0.0f;
-    sp.top_k = 0;
-    sp.top_p = 1.0f;
-    sp.min_p = 0.0f;
+    const SamplingParams sp = greedy_sampling();
     std::ofstream details;
-    if (!o->details.empty()) {
-      details.open(o->details, std::ios::binary);
-      if (!details) throw InputError("cannot write " + o->details);
-    }
+    open_details(details, o->details);
     const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
 
     std::vector<bool> ok;

@@ -63,6 +63,21 @@ SamplingParams SamplingOpts::params() const {
   return p;
 }
 
+SamplingParams greedy_sampling() {
+  SamplingParams sp;
+  sp.temperature = 0.0f;
+  sp.top_k = 0;
+  sp.top_p = 1.0f;
+  sp.min_p = 0.0f;
+  return sp;
+}
+
+void open_details(std::ofstream& f, const std::string& path) {
+  if (path.empty()) return;
+  f.open(path, std::ios::binary);
+  if (!f) throw InputError("cannot write " + path);
+}
+
 std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs) {
   const std::string tmpl = model.chat_template();
   if (tmpl.empty()) throw InputError("the model has no chat template (tokenizer.chat_template); run without --chat");

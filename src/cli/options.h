@@ -1,6 +1,7 @@
 // Option groups shared by several subcommands.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct SamplingOpts {
   SamplingParams params() const;
 };
 void add_sampling_options(CLI::App* cmd, SamplingOpts& o);
+
+// Plain greedy decoding (no top-k/top-p/min-p filtering), as benchmark evaluations use.
+SamplingParams greedy_sampling();
+// Opens a per-item details file for writing ("" leaves it closed); InputError when it cannot.
+void open_details(std::ofstream& f, const std::string& path);
 
 // Renders messages with the model's chat template and tokenizes them (special tokens parsed).
 std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs);

@@ -9,15 +9,8 @@
 using namespace kvscope;
 
 namespace {
-struct Result {
-  int status;
-  std::string out;
-};
-Result run(const std::string& args) {
-  int st = 0;
-  std::string out = test::run_capture(test::kvscope_bin() + " " + args + " 2>&1", &st);
-  return {st, out};
-}
+using Result = test::CliResult;
+Result run(const std::string& args) { return test::run_cli(args); }
 std::string model() {
   static std::string p = [] {
     auto path = (test::temp_dir() / "kvcli.gguf").string();
