@@ -10,6 +10,8 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "engine/context.h"
+#include "engine/session_file.h"
+#include "reasoning/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
 
@@ -37,13 +39,15 @@ void add_eval_command(CLI::App& app) {
     std::string task = "tinygsm", split = "test", mode = "slow", details;
     int n = 1000, max_tokens = 256;
     uint64_t seed = tinygsm::kDefaultSeed;
-    bool json = false, quiet = false;
+    bool json = false, quiet = false, no_recheck = false;
+    ReasoningOpts reasoning;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
   cmd->add_option("--task", o->task, "Benchmark task (tinygsm)")->capture_default_str();
   cmd->add_option("--split", o->split, "test | heldout | validation | train")->capture_default_str();
-  cmd->add_option("--mode", o->mode, "Answer style: fast | mixed | slow | all")->capture_default_str();
+  cmd->add_option("--mode", o->mode, "Answer style: fast | mixed | slow | all (the three) | auto (the three and adaptive)")
+      ->capture_default_str();
   cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed of the problems")->capture_default_str();
   cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per problem")
@@ -52,20 +56,32 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--details", o->details, "Write every problem's output to this JSON-lines file");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar on stderr");
+  cmd->add_flag("--no-recheck", o->no_recheck, "auto: decide once from the question (no re-estimates while generating)");
+  add_reasoning_options(cmd, o->reasoning);
   cmd->callback([o] {
     if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
     auto split = tinygsm::parse_split(o->split);
     if (!split) throw InputError("unknown split '" + o->split + "' (test, heldout, validation, train)");
     std::vector<tinygsm::Mode> modes;
-    if (o->mode == "all") {
+    const bool with_auto = o->mode == "auto";
+    if (o->mode == "all" || with_auto) {
       modes = {tinygsm::Mode::Fast, tinygsm::Mode::Mixed, tinygsm::Mode::Slow};
     } else {
       auto m = tinygsm::parse_mode(o->mode);
-      if (!m) throw InputError("unknown mode '" + o->mode + "' (fast, mixed, slow, all)");
+      if (!m) throw InputError("unknown mode '" + o->mode + "' (fast, mixed, slow, all, auto)");
       modes = {*m};
     }
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
+    reasoning::DifficultyFile difficulty;
+    std::string difficulty_path;
+    if (with_auto) {
+      difficulty_path = difficulty_path_for(path, o->reasoning.difficulty);
+      if (difficulty_path.empty())
+        throw InputError("--mode auto needs a difficulty estimator: pass --difficulty FILE (kvscope train-difficulty)");
+      difficulty = reasoning::load_difficulty(difficulty_path, model_fingerprint(*model));
+    }
+    const reasoning::ControllerConfig controller = o->reasoning.controller();
     Context ctx(*model, o->model.context_params());
     const SamplingParams sp = greedy_sampling();
     std::ofstream details;
@@ -118,9 +134,71 @@ void add_eval_command(CLI::App& app) {
       per_mode[mname] = j;
     }
 
+    if (with_auto) {
+      Tally all;
+      std::map<int, Tally> by_steps;
+      std::map<std::string, int> initial, final_mode;
+      int early = 0, upgrades = 0, fallbacks = 0;
+      double estimate_ms = 0;
+      Progress bar(!o->quiet, o->n, "eval " + o->split + "/auto");
+      const auto t0 = std::chrono::steady_clock::now();
+      reasoning::AdaptiveOptions ao;
+      ao.controller = controller;
+      ao.max_tokens = o->max_tokens;
+      ao.runtime_checks = !o->no_recheck;
+      for (size_t i = 0; i < items.size(); ++i) {
+        const auto& it = items[i];
+        auto r = reasoning::generate_adaptive(ctx, reasoning::tinygsm_question(it), sp, difficulty.features,
+                                              &difficulty.mlp, ao);
+        const auto got = tinygsm::parse_answer(r.text);
+        const bool ok = got && *got == it.answer;
+        for (Tally* t : {&all, &by_steps[it.steps]}) {
+          t->n += 1;
+          t->correct += ok;
+          t->tokens += r.generated_total;
+        }
+        initial[std::string(reasoning::mode_name(r.initial.mode))]++;
+        final_mode[std::string(reasoning::mode_name(r.final_mode))]++;
+        for (const auto& sw : r.report["switches"]) {
+          early += sw["action"] == "early_answer";
+          upgrades += sw["action"] == "upgrade";
+        }
+        fallbacks += r.initial.confidence < controller.min_confidence;
+        estimate_ms += r.estimate_ms;
+        if (details) {
+          nlohmann::json d = {{"index", it.index},   {"mode", "auto"},        {"steps", it.steps},
+                              {"answer", it.answer}, {"correct", ok},         {"tokens", r.generated_total},
+                              {"output", r.text},    {"stop", r.stop_reason}, {"kvscope", r.report}};
+          if (got) d["parsed"] = *got;
+          details << d.dump() << '\n';
+        }
+        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        bar.update(static_cast<int>(i + 1), all.correct, el);
+      }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      nlohmann::json j = all.json();
+      j["mode"] = "auto";
+      j["wall_s"] = wall;
+      j["gen_tok_s"] = wall > 0 ? all.tokens / wall : 0.0;
+      nlohmann::json bs = nlohmann::json::object();
+      for (auto& [k, t] : by_steps) bs[std::to_string(k)] = t.json();
+      j["by_steps"] = bs;
+      j["initial_modes"] = initial;
+      j["final_modes"] = final_mode;
+      j["early_answers"] = early;
+      j["upgrades"] = upgrades;
+      j["low_confidence_fallbacks"] = fallbacks;
+      j["mean_estimate_ms"] = all.n ? estimate_ms / all.n : 0.0;
+      j["difficulty_file"] = difficulty_path;
+      per_mode["auto"] = j;
+    }
+    if (per_mode.contains("slow"))
+      for (auto& [k, v] : per_mode.items())
+        v["speedup_vs_slow"] = v["wall_s"].get<double>() > 0 ? per_mode["slow"]["wall_s"].get<double>() / v["wall_s"].get<double>() : 0.0;
+
     if (o->json) {
       nlohmann::json out = {{"task", o->task}, {"split", o->split}, {"n", o->n}, {"seed", o->seed}, {"model", path}};
-      if (modes.size() == 1) {
+      if (per_mode.size() == 1) {
         for (auto& [k, v] : per_mode.begin().value().items()) out[k] = v;
       } else {
         out["modes"] = per_mode;
@@ -131,8 +209,11 @@ void add_eval_command(CLI::App& app) {
     std::printf("tinygsm %s, n=%d, greedy (%s)\n", o->split.c_str(), o->n, path.c_str());
     std::printf("%-6s %7s", "mode", "all");
     for (int k = tinygsm::kMinSteps; k <= tinygsm::kMaxSteps; ++k) std::printf(" %6d", k);
-    std::printf(" %8s %8s\n", "tokens", "wall_s");
-    for (auto& [mname, j] : per_mode.items()) {
+    std::printf(" %8s %8s %8s\n", "tokens", "wall_s", "speedup");
+    for (const char* name : {"fast", "mixed", "slow", "auto"}) {
+      if (!per_mode.contains(name)) continue;
+      const std::string mname = name;
+      const auto& j = per_mode[mname];
       std::printf("%-6s %6.1f%%", mname.c_str(), j["accuracy"].get<double>() * 100);
       for (int k = tinygsm::kMinSteps; k <= tinygsm::kMaxSteps; ++k) {
         const auto key = std::to_string(k);
@@ -141,7 +222,18 @@ void add_eval_command(CLI::App& app) {
         else
           std::printf(" %6s", "-");
       }
-      std::printf(" %8.1f %8.1f\n", j["mean_tokens"].get<double>(), j["wall_s"].get<double>());
+      std::printf(" %8.1f %8.1f", j["mean_tokens"].get<double>(), j["wall_s"].get<double>());
+      if (j.contains("speedup_vs_slow"))
+        std::printf(" %7.2fx\n", j["speedup_vs_slow"].get<double>());
+      else
+        std::printf(" %8s\n", "-");
+    }
+    if (per_mode.contains("auto")) {
+      const auto& a = per_mode["auto"];
+      std::printf("auto: initial modes %s, final %s; %d early answers, %d upgrades, %d low-confidence fallbacks; "
+                  "estimate %.2f ms/problem\n",
+                  a["initial_modes"].dump().c_str(), a["final_modes"].dump().c_str(), a["early_answers"].get<int>(),
+                  a["upgrades"].get<int>(), a["low_confidence_fallbacks"].get<int>(), a["mean_estimate_ms"].get<double>());
     }
   });
 }

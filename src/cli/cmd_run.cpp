@@ -5,6 +5,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/context.h"
+#include "engine/session_file.h"
+#include "reasoning/adaptive_generate.h"
 #include "signals/scored_generation.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
@@ -20,6 +22,8 @@ void add_run_command(CLI::App& app) {
     int n_predict = 128;
     bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
     std::string signal_layers = "mid";
+    std::string reasoning;
+    ReasoningOpts ro;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -34,11 +38,48 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--pre-rope,!--post-rope", o->pre_rope, "KV signals from K before RoPE");
   cmd->add_flag("--signal-trace", o->signal_trace, "Add each token's dr and dtheta to the signals");
+  cmd->add_option("--reasoning", o->reasoning,
+                  "auto | fast | mixed | slow: the prompt is a question; the mode line is added (auto: chosen from the "
+                  "question's KV by the difficulty estimator)")
+      ->check(CLI::IsMember({"auto", "fast", "mixed", "slow"}));
+  add_reasoning_options(cmd, o->ro);
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
     SamplingParams sp = o->sampling.params();
     if (o->prompt.empty()) throw InputError("empty prompt (give -p TEXT)");
     if (!tok::is_valid_utf8(o->prompt)) throw InputError("prompt is not valid UTF-8");
+    if (!o->reasoning.empty()) {
+      if (o->chat) throw InputError("--reasoning takes a plain question, not --chat");
+      reasoning::AdaptiveOptions ao;
+      ao.controller = o->ro.controller();
+      ao.max_tokens = std::max(1, o->n_predict);
+      reasoning::DifficultyFile diff;
+      const reasoning::DifficultyMLP* mlp = nullptr;
+      if (o->reasoning == "auto") {
+        const std::string dpath = difficulty_path_for(path, o->ro.difficulty);
+        if (dpath.empty())
+          throw InputError("--reasoning auto needs a difficulty estimator: pass --difficulty FILE (kvscope train-difficulty)");
+        diff = reasoning::load_difficulty(dpath, model_fingerprint(*model));
+        mlp = &diff.mlp;
+      } else {
+        ao.forced = reasoning::parse_mode(o->reasoning);
+      }
+      Context ctx(*model, o->model.context_params());
+      const auto r = reasoning::generate_adaptive(ctx, o->prompt, sp, diff.features, mlp, ao);
+      if (o->json) {
+        nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"stop_reason", r.stop_reason},
+                            {"kvscope", {{"reasoning", r.report}}}};
+        std::printf("%s\n", j.dump().c_str());
+      } else {
+        std::printf("%s\n", r.text.c_str());
+        std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n", o->reasoning.c_str(),
+                     std::string(reasoning::mode_name(r.initial.mode)).c_str(),
+                     std::string(reasoning::mode_name(r.final_mode)).c_str(), r.initial.reason.c_str(),
+                     r.generated_total, r.stop_reason.c_str());
+      }
+      return;
+    }
     std::vector<int32_t> ids;
     if (o->chat) {
       std::vector<tok::ChatMessage> msgs;

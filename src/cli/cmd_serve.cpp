@@ -18,6 +18,7 @@ void add_serve_command(CLI::App& app) {
     int kv_mem_mib = 256, batch_tokens = 256, max_seqs = 64;
     std::string kv_type = "f32";
     size_t max_body_kib = 1024;
+    ReasoningOpts reasoning;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("-m,--model", o->model.path, "GGUF model file (default: the embedded model)");
@@ -36,8 +37,21 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-seqs", o->max_seqs, "Sequences run at once")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--shutdown-grace", o->srv.shutdown_grace_s, "Seconds in-flight requests get at shutdown")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");
+  add_reasoning_options(cmd, o->reasoning);
+  const char* g = "Adaptive reasoning";
+  cmd->add_option("--decision-cache", o->srv.decision_cache.redis_url,
+                  "Share decisions through Redis (redis://host:port[/db]); default: in memory only")->group(g);
+  cmd->add_option("--decision-cache-size", o->srv.decision_cache.capacity, "Decisions kept in memory")
+      ->check(CLI::Range(1, 1 << 24))->capture_default_str()->group(g);
+  cmd->add_option("--decision-ttl", o->srv.decision_cache.ttl_s, "TTL of a decision in Redis (s)")
+      ->check(CLI::Range(1, 1 << 30))->capture_default_str()->group(g);
+  cmd->add_option("--analysis-interval", o->srv.analysis_interval_ms,
+                  "Asynchronous re-estimation period in ms (0: decide once per request)")
+      ->check(CLI::Range(0, 60000))->capture_default_str()->group(g);
   cmd->callback([o] {
     server::ServerOptions so = o->srv;
+    so.difficulty_path = o->reasoning.difficulty;
+    so.controller = o->reasoning.controller();
     so.model_path = resolve_model(o->model.path);
     so.engine.n_threads = o->model.threads;
     so.engine.n_ctx = o->model.ctx;

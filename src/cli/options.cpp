@@ -63,6 +63,49 @@ SamplingParams SamplingOpts::params() const {
   return p;
 }
 
+reasoning::ControllerConfig ReasoningOpts::controller() const {
+  reasoning::ControllerConfig c;
+  c.fast_at_most = fast_at_most;
+  c.slow_above = slow_above;
+  c.min_confidence = min_confidence;
+  c.drop = drop;
+  c.jump = jump;
+  c.check_every = check_every;
+  c.cap_fast = cap_fast;
+  c.cap_mixed = cap_mixed;
+  c.cap_slow = cap_slow;
+  c.early_answer = !no_early_answer;
+  c.upgrade = !no_upgrade;
+  c.validate();
+  return c;
+}
+
+void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
+  const char* g = "Adaptive reasoning";
+  cmd->add_option("--difficulty", o.difficulty, "Difficulty estimator file (default: <model>.difficulty.bin)")->group(g);
+  cmd->add_option("--fast-threshold", o.fast_at_most, "d at or below this answers directly")->capture_default_str()->group(g);
+  cmd->add_option("--slow-threshold", o.slow_above, "d above this reasons in full")->capture_default_str()->group(g);
+  cmd->add_option("--min-confidence", o.min_confidence, "Below this estimator confidence, use slow")
+      ->capture_default_str()->group(g);
+  cmd->add_option("--recheck-every", o.check_every, "Re-estimate d every N generated tokens")->capture_default_str()->group(g);
+  cmd->add_option("--early-drop", o.drop, "Answer early when d falls by this fraction")->capture_default_str()->group(g);
+  cmd->add_option("--upgrade-jump", o.jump, "Restart slower when d rises by this fraction")->capture_default_str()->group(g);
+  cmd->add_option("--cap-fast", o.cap_fast, "Token cap in fast mode")->capture_default_str()->group(g);
+  cmd->add_option("--cap-mixed", o.cap_mixed, "Token cap in mixed mode")->capture_default_str()->group(g);
+  cmd->add_option("--cap-slow", o.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
+  cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short")->group(g);
+  cmd->add_flag("--no-upgrade", o.no_upgrade, "Never restart in a slower mode")->group(g);
+}
+
+std::string difficulty_path_for(const std::string& model_path, const std::string& given) {
+  if (!given.empty()) return given;
+  std::string stem = model_path;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
+  std::string cand = stem + ".difficulty.bin";
+  std::ifstream f(cand, std::ios::binary);
+  return f ? cand : std::string();
+}
+
 SamplingParams greedy_sampling() {
   SamplingParams sp;
   sp.temperature = 0.0f;

@@ -7,6 +7,7 @@
 
 #include "engine/context.h"
 #include "model/model.h"
+#include "reasoning/controller.h"
 #include "sampling/sampler.h"
 #include "tokenizer/chat_template.h"
 
@@ -29,6 +30,19 @@ struct SamplingOpts {
   SamplingParams params() const;
 };
 void add_sampling_options(CLI::App* cmd, SamplingOpts& o);
+
+// The fast/slow controller's knobs (SPEC section 4 defaults) and the difficulty estimator file.
+struct ReasoningOpts {
+  std::string difficulty;  // "" : the model's own "<model>.difficulty.bin" when it exists
+  double fast_at_most = 25, slow_above = 75, min_confidence = 0.60, drop = 0.30, jump = 0.50;
+  int check_every = 5, cap_fast = 16, cap_mixed = 96, cap_slow = 192;
+  bool no_early_answer = false, no_upgrade = false;
+  reasoning::ControllerConfig controller() const;
+};
+void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o);
+// The difficulty file to use: the given one, else the model's sibling "<stem>.difficulty.bin" when it
+// exists, else "" (none).
+std::string difficulty_path_for(const std::string& model_path, const std::string& given);
 
 // Plain greedy decoding (no top-k/top-p/min-p filtering), as benchmark evaluations use.
 SamplingParams greedy_sampling();

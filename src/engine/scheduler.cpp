@@ -241,11 +241,26 @@ void Engine::schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budg
     waiting_.pop_front();
     s->n_computed = cached;
     s->n_cached = cached;
+    if (cached > 0 && s->req.tap && s->req.tap_cached_prefix && !s->req.tap->pre_rope) replay_cached(*s, cached);
     s->running = true;
     stats_.prompt_tokens_cached += cached;
     running_.push_back(s);
     plan.emplace_back(s, n);
     budget -= n;
+  }
+}
+
+void Engine::replay_cached(Seq& s, int n) {
+  const HParams& hp = model_.hparams();
+  const int kvd = hp.n_kv_dim(), bs = kv_->block_size();
+  std::vector<float> k(static_cast<size_t>(n) * kvd), v(k.size());
+  for (int l = 0; l < hp.n_layer; ++l) {
+    for (int p = 0; p < n; ++p) {
+      const BlockId b = s.table.blocks()[p / bs];
+      kv_->read_k(l, b, p % bs, k.data() + static_cast<size_t>(p) * kvd);
+      kv_->read_v(l, b, p % bs, v.data() + static_cast<size_t>(p) * kvd);
+    }
+    s.req.tap->on_kv(l, 0, n, k.data(), v.data());
   }
 }
 

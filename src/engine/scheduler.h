@@ -67,6 +67,9 @@ struct Request {
   // request. After a preemption the recomputed positions are delivered again and prompt blocks
   // served from the prefix cache are not delivered at all (the tap sees only computed positions).
   KVTap* tap = nullptr;
+  // With a tap: also deliver the K/V of prompt positions served from the prefix cache or a session,
+  // read back from the cache at admission (K as stored, after RoPE; skipped for a pre-RoPE tap).
+  bool tap_cached_prefix = false;
 };
 
 struct Completion {
@@ -129,6 +132,7 @@ class Engine {
   bool schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budget);
   void schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budget);
   int attach_prefix(Seq& s);
+  void replay_cached(Seq& s, int n);
   void preempt(Seq* s);
   void publish_hashes(Seq& s);
   void finish(Seq* s, const std::string& reason, std::vector<TokenEvent>& events);

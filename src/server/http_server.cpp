@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
+#include "engine/session_file.h"
 #include "server/server_impl.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -87,6 +89,34 @@ void Server::Impl::require_serving() const {
   }
 }
 
+void Server::Impl::setup_reasoning(const Model& m) {
+  ReasoningContext& rc = reasoning;
+  rc.controller = opt.controller;
+  rc.controller.validate();
+  rc.format = opt.reasoning_format;
+  rc.fingerprint = model_fingerprint(m);
+  std::string path = opt.difficulty_path;
+  const bool given = !path.empty();
+  if (!given) {
+    std::string stem = opt.model_path;
+    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
+    path = stem + ".difficulty.bin";
+    if (!std::ifstream(path, std::ios::binary)) path.clear();
+  }
+  if (!path.empty()) {
+    try {
+      rc.difficulty = std::make_unique<reasoning::DifficultyFile>(reasoning::load_difficulty(path, rc.fingerprint));
+      rc.difficulty_path = path;
+    } catch (const InputError& e) {
+      if (given) throw;  // asked for explicitly: refuse to start with a wrong estimator
+      std::fprintf(stderr, "warning: %s; reasoning 'auto' is off\n", e.what());
+    }
+  }
+  rc.cache = std::make_unique<reasoning::DecisionCache>(opt.decision_cache);
+  if (rc.difficulty && opt.analysis_interval_ms > 0)
+    rc.analyzer = std::make_unique<reasoning::AsyncAnalyzer>(rc.difficulty->mlp, opt.analysis_interval_ms);
+}
+
 void Server::Impl::load_model() {
   try {
     if (opt.before_load) opt.before_load();
@@ -100,6 +130,7 @@ void Server::Impl::load_model() {
         std::fprintf(stderr, "warning: %s; chat requests use chatml (set --chat-template)\n", e.what());
       }
     }
+    setup_reasoning(*m);
     auto eng = std::make_unique<Engine>(*m, opt.engine);
     eng->start();
     std::lock_guard lk(state_mu);

@@ -244,6 +244,14 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   }
   g.session_id = f.str("session_id");
   g.cache_salt = f.str("cache_salt");
+  g.reasoning = f.str("reasoning");
+  if (!g.reasoning.empty() && g.reasoning != "auto" && g.reasoning != "fast" && g.reasoning != "mixed" &&
+      g.reasoning != "slow")
+    throw invalid_request("'reasoning' must be one of auto, fast, mixed, slow (got '" + g.reasoning + "')", "reasoning",
+                          "invalid_value");
+  if (!g.reasoning.empty() && g.token_prompt)
+    throw invalid_request("'reasoning' needs a text prompt (the mode line is added to the text)", "reasoning",
+                          "invalid_value");
   if (!tok::is_valid_utf8(g.session_id) || g.session_id.size() > 256)
     throw invalid_request("'session_id' must be valid UTF-8 of at most 256 bytes", "session_id", "invalid_value");
   return g;

@@ -42,6 +42,7 @@ struct GenRequest {
   bool stream = false, include_usage = false;
   int logprobs = -1;                     // top alternatives per token; -1: no logprobs
   std::string session_id, cache_salt;
+  std::string reasoning;                 // "" (as prompted) | auto | fast | mixed | slow
 };
 
 // Parses and validates a request body (already known to be valid UTF-8 JSON). Throws ApiError.

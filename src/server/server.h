@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "engine/scheduler.h"
+#include "reasoning/adaptive_generate.h"
+#include "reasoning/controller.h"
+#include "reasoning/decision_cache.h"
 
 namespace kvscope::server {
 
@@ -28,6 +31,13 @@ struct ServerOptions {
   double shutdown_grace_s = 30;      // in-flight requests get this long to finish, then are cancelled
   bool log_requests = false;         // one line per request on stderr
   std::function<void()> before_load; // run on the loading thread first (tests hold the load back)
+  // Adaptive reasoning ("reasoning" in a request). The estimator: this file, else the model's
+  // "<stem>.difficulty.bin" when present; without one only fast/mixed/slow are served.
+  std::string difficulty_path;
+  reasoning::ControllerConfig controller;
+  reasoning::ReasoningFormat reasoning_format;
+  reasoning::DecisionCacheOptions decision_cache;  // redis_url "" keeps decisions in memory only
+  int analysis_interval_ms = 50;     // the asynchronous analyzer's period; 0 turns re-estimation off
 };
 
 // What an extension hook sees when a response (or a stream's final chunk) is written.

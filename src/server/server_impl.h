@@ -10,6 +10,9 @@
 #include <thread>
 
 #include "model/model.h"
+#include "reasoning/async_analyzer.h"
+#include "reasoning/decision_cache.h"
+#include "reasoning/difficulty_mlp.h"
 #include "server/metrics.h"
 #include "server/protocol.h"
 #include "server/server.h"
@@ -19,6 +22,17 @@
 namespace kvscope::server {
 
 enum class State { Idle, Loading, Ready, Failed, Draining, Stopped };
+
+// What adaptive reasoning needs, set up with the model.
+struct ReasoningContext {
+  std::unique_ptr<reasoning::DifficultyFile> difficulty;  // null: auto is refused
+  std::string difficulty_path;
+  reasoning::ControllerConfig controller;
+  reasoning::ReasoningFormat format;
+  std::unique_ptr<reasoning::DecisionCache> cache;
+  std::unique_ptr<reasoning::AsyncAnalyzer> analyzer;     // null: no re-estimation
+  uint64_t fingerprint = 0;
+};
 
 struct Server::Impl {
   explicit Impl(ServerOptions o) : opt(std::move(o)) {}
@@ -44,6 +58,7 @@ struct Server::Impl {
   mutable std::mutex embed_mu;
   mutable std::unique_ptr<signals::Embedder> embedder;
   std::vector<ExtensionHook> hooks;
+  ReasoningContext reasoning;
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.
   std::mutex live_mu;
@@ -52,12 +67,15 @@ struct Server::Impl {
 
   void setup_routes();
   void load_model();
+  void setup_reasoning(const Model& m);
   // Throws ApiError 503 unless the model is ready and the server is not shutting down.
   void require_serving() const;
   // The tenant's prefix-cache salt: a hash of the request's API key (0 without keys).
   uint64_t tenant_salt(const httplib::Request& req) const;
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
   std::vector<int32_t> tokenize(const GenRequest& g) const;
+  // The prompt as text (completions text prompt, or the rendered chat), for reasoning's mode line.
+  std::string prompt_text(const GenRequest& g) const;
   // Takes the finished engine request off the live set (waits for its final event if needed).
   Completion reap(RequestId id);
 };

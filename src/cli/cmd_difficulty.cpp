@@ -1,0 +1,318 @@
+// kvscope train-difficulty / analyze-difficulty: the KV-based difficulty estimator of adaptive
+// reasoning, trained on the model's own results in each mode, and a probe study of where in the
+// KV cache (which layers, how much of the prompt) the difficulty signal lives.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+#include "engine/session_file.h"
+#include "reasoning/difficulty_data.h"
+#include "reasoning/linear_probe.h"
+#include "signals/confidence_metrics.h"
+#include "signals/kv_tap.h"
+#include "util/error.h"
+
+namespace kvscope::cli {
+
+void add_train_difficulty_command(CLI::App& app);
+void add_analyze_difficulty_command(CLI::App& app);
+
+namespace {
+
+using reasoning::ProblemRecord;
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::vector<ProblemRecord> collect(Context& ctx, const Model& model, const std::string& split_name, int n, uint64_t seed,
+                                   reasoning::CollectOptions co, bool quiet) {
+  auto split = tinygsm::parse_split(split_name);
+  if (!split) throw InputError("unknown split '" + split_name + "' (train, validation, test, heldout)");
+  (void)model;
+  const auto items = tinygsm::generate(*split, static_cast<size_t>(n), seed);
+  Progress bar(!quiet, n, "run fast/mixed/slow");
+  const auto t0 = std::chrono::steady_clock::now();
+  // The bar's "acc" column shows how often fast mode fails (the hard share).
+  co.progress = [&](int done, int fast_fail) { bar.update(done, fast_fail, seconds_since(t0)); };
+  return reasoning::collect_tinygsm(ctx, items, co);
+}
+
+std::vector<float> slice_layers(const std::vector<float>& all, const std::vector<int>& layers, int per_layer) {
+  std::vector<float> out;
+  out.reserve(layers.size() * per_layer);
+  for (int l : layers) out.insert(out.end(), all.begin() + static_cast<long>(l) * per_layer,
+                                  all.begin() + static_cast<long>(l + 1) * per_layer);
+  return out;
+}
+
+}  // namespace
+
+void add_train_difficulty_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train-difficulty", "Train the KV-feature difficulty estimator for adaptive reasoning");
+  struct Opts {
+    ModelOpts model;
+    std::string task = "tinygsm", split = "train", layers = "all", out;
+    int n = 5000, hidden = 64, epochs = 300, patience = 25, max_tokens = 256;
+    double fraction = 1.0, lr = 1e-3, val = 0.2;
+    uint64_t seed = 7;
+    bool pre_rope = false, no_checkpoints = false, quiet = false, json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--task", o->task, "Task (tinygsm)")->capture_default_str();
+  cmd->add_option("--split", o->split, "Problems to learn from")->capture_default_str();
+  cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(10, 1 << 22))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Problem generator seed (not the one the model was trained on)")->capture_default_str();
+  cmd->add_option("--layers", o->layers, "KV layers pooled: all | mid | a-b | a,b,c")->capture_default_str();
+  cmd->add_option("--prompt-fraction", o->fraction, "Share of the prompt's positions pooled")
+      ->check(CLI::Range(0.01, 1.0))->capture_default_str();
+  cmd->add_flag("--pre-rope", o->pre_rope, "Pool K before RoPE");
+  cmd->add_option("--hidden", o->hidden, "MLP hidden width")->check(CLI::Range(2, 1024))->capture_default_str();
+  cmd->add_option("--epochs", o->epochs, "Maximum epochs")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--patience", o->patience, "Early-stopping patience (epochs)")->capture_default_str();
+  cmd->add_option("--lr", o->lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--val", o->val, "Validation share")->check(CLI::Range(0.05, 0.5))->capture_default_str();
+  cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per run")->capture_default_str();
+  cmd->add_flag("--no-checkpoints", o->no_checkpoints, "Learn from the question only (no mid-answer samples)");
+  cmd->add_option("-o,--output", o->out, "Difficulty file to write")->required();
+  cmd->add_flag("--json", o->json, "Print the summary as JSON");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->callback([o] {
+    if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
+    const HParams& hp = model->hparams();
+    Context ctx(*model, o->model.context_params());
+    reasoning::CollectOptions co;
+    co.spec.layers = signals::parse_layers(o->layers, hp.n_layer);
+    co.spec.prompt_fraction = o->fraction;
+    co.spec.pre_rope = o->pre_rope;
+    co.checkpoints = !o->no_checkpoints;
+    co.max_tokens = o->max_tokens;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto recs = collect(ctx, *model, o->split, o->n, o->seed, co, o->quiet);
+    const double collect_s = seconds_since(t0);
+
+    std::vector<std::vector<float>> X;
+    std::vector<int> y;
+    int counts[reasoning::kClasses] = {0, 0, 0}, cp_counts[reasoning::kClasses] = {0, 0, 0}, unsolved = 0;
+    for (const auto& r : recs) {
+      X.push_back(r.features);
+      y.push_back(r.label());
+      counts[r.label()]++;
+      unsolved += !r.correct[0] && !r.correct[1] && !r.correct[2];
+      for (const auto& c : r.checkpoints) {
+        X.push_back(c.features);
+        y.push_back(r.checkpoint_label(c));
+        cp_counts[y.back()]++;
+      }
+    }
+    reasoning::DifficultyMLP mlp(static_cast<int>(X[0].size()), o->hidden, o->seed);
+    reasoning::TrainOptions to;
+    to.max_epochs = o->epochs;
+    to.patience = o->patience;
+    to.lr = o->lr;
+    to.val_fraction = o->val;
+    to.seed = o->seed;
+    const auto t1 = std::chrono::steady_clock::now();
+    Progress bar(!o->quiet, o->epochs, "train MLP (acc = validation)");
+    double last_val_acc = 0;
+    to.on_epoch = [&](int ep, double, double, double va) {
+      last_val_acc = va;
+      bar.update(ep, static_cast<int>(va * ep + 0.5), seconds_since(t1));
+    };
+    const auto rep = mlp.train(X, y, to);
+    if (!o->quiet) std::fprintf(stderr, "\n");
+    const double train_s = seconds_since(t1);
+
+    nlohmann::json info = {{"task", o->task},
+                           {"split", o->split},
+                           {"n_problems", o->n},
+                           {"seed", o->seed},
+                           {"rows", X.size()},
+                           {"labels_question", {{"fast", counts[0]}, {"mixed", counts[1]}, {"slow", counts[2]}}},
+                           {"labels_checkpoints", {{"fast", cp_counts[0]}, {"mixed", cp_counts[1]}, {"slow", cp_counts[2]}}},
+                           {"unsolved", unsolved},
+                           {"epochs", rep.epochs},
+                           {"best_epoch", rep.best_epoch},
+                           {"val_loss", rep.best_val_loss},
+                           {"val_accuracy", rep.val_accuracy},
+                           {"train_accuracy", rep.train_accuracy},
+                           {"params", mlp.n_params()},
+                           {"features", co.spec.describe()},
+                           {"collect_s", collect_s},
+                           {"train_s", train_s}};
+    reasoning::DifficultyFile f;
+    f.model_fingerprint = model_fingerprint(*model);
+    f.features = co.spec;
+    f.mlp = std::move(mlp);
+    f.info = info.dump();
+    save_difficulty(o->out, f);
+    if (o->json) {
+      std::printf("%s\n", info.dump().c_str());
+      return;
+    }
+    std::printf("difficulty estimator -> %s\n", o->out.c_str());
+    std::printf("  features: %s (%d floats), MLP %d-%d-%d-%d, %zu parameters\n", co.spec.describe().c_str(),
+                f.mlp.input_dim(), f.mlp.input_dim(), f.mlp.hidden(), f.mlp.hidden(), reasoning::kClasses, f.mlp.n_params());
+    std::printf("  %d problems: cheapest right mode fast %d / mixed %d / slow %d (unsolved, labelled slow: %d)\n", o->n,
+                counts[0], counts[1], counts[2], unsolved);
+    std::printf("  %zu check-point rows: fast %d / mixed %d / slow %d\n", X.size() - recs.size(), cp_counts[0], cp_counts[1],
+                cp_counts[2]);
+    std::printf("  %d epochs (best %d): validation loss %.4f, accuracy %.1f%% (train %.1f%%)\n", rep.epochs,
+                rep.best_epoch, rep.best_val_loss, rep.val_accuracy * 100, rep.train_accuracy * 100);
+    std::printf("  collecting %.0f s, training %.0f s\n", collect_s, train_s);
+  });
+}
+
+void add_analyze_difficulty_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("analyze-difficulty",
+                                 "Probe where the difficulty signal lives: per layer and per share of the prompt");
+  struct Opts {
+    ModelOpts model;
+    std::string task = "tinygsm", split = "train";
+    int n = 2000, max_tokens = 256;
+    double train_share = 0.7;
+    uint64_t seed = 11;
+    bool json = false, quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--task", o->task, "Task (tinygsm)")->capture_default_str();
+  cmd->add_option("--split", o->split, "Problems")->capture_default_str();
+  cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(20, 1 << 22))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Problem generator seed")->capture_default_str();
+  cmd->add_option("--train-share", o->train_share, "Share of problems the probes are fitted on (rest: scored)")
+      ->check(CLI::Range(0.1, 0.9))->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->callback([o] {
+    if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
+    const HParams& hp = model->hparams();
+    Context ctx(*model, o->model.context_params());
+    const std::vector<double> fractions = {0.1, 0.2, 0.5, 1.0};
+    reasoning::CollectOptions co;
+    co.checkpoints = false;
+    co.max_tokens = o->max_tokens;
+    for (bool pre : {false, true})
+      for (double f : fractions) {
+        reasoning::FeatureSpec s;
+        s.prompt_fraction = f;
+        s.pre_rope = pre;
+        co.variants.push_back(s);  // every layer; layer subsets are sliced out below
+      }
+    const auto recs = collect(ctx, *model, o->split, o->n, o->seed, co, o->quiet);
+    const size_t n_fit = static_cast<size_t>(o->train_share * recs.size());
+    const int per_layer = 2 * hp.n_kv_dim();
+
+    // Probe targets: "fast mode fails" and "mixed mode fails" (so slow is needed).
+    auto probe_auroc = [&](int variant, const std::vector<int>& layers, int target) {
+      std::vector<std::vector<float>> Xf;
+      std::vector<bool> yf;
+      std::vector<double> s;
+      std::vector<bool> ys;
+      for (size_t i = 0; i < recs.size(); ++i) {
+        auto x = slice_layers(recs[i].variants[variant], layers, per_layer);
+        const bool fail = !recs[i].correct[target];
+        if (i < n_fit) {
+          Xf.push_back(std::move(x));
+          yf.push_back(fail);
+        } else {
+          s.push_back(0);
+          ys.push_back(fail);
+          Xf.push_back(std::move(x));  // scored after fitting
+        }
+      }
+      std::vector<std::vector<float>> fit(Xf.begin(), Xf.begin() + static_cast<long>(n_fit));
+      reasoning::LinearProbe p;
+      p.fit(fit, yf);
+      for (size_t i = n_fit; i < Xf.size(); ++i) s[i - n_fit] = p.predict(Xf[i]);
+      return signals::auroc(s, ys);
+    };
+    struct Row {
+      std::string name;
+      std::vector<int> layers;
+    };
+    std::vector<Row> rows;
+    for (int l = 0; l < hp.n_layer; ++l) rows.push_back({"layer " + std::to_string(l), {l}});
+    rows.push_back({"mid (" + std::to_string(signals::parse_layers("mid", hp.n_layer).front()) + "-" +
+                        std::to_string(signals::parse_layers("mid", hp.n_layer).back()) + ")",
+                    signals::parse_layers("mid", hp.n_layer)});
+    rows.push_back({"all", signals::parse_layers("all", hp.n_layer)});
+    const int full = static_cast<int>(fractions.size()) - 1;  // post-RoPE, 100%
+
+    nlohmann::json out = {{"model", path}, {"n", o->n}, {"split", o->split}, {"seed", o->seed},
+                          {"n_fit", n_fit}, {"n_scored", recs.size() - n_fit}};
+    int fast_fail = 0, mixed_fail = 0;
+    for (const auto& r : recs) {
+      fast_fail += !r.correct[0];
+      mixed_fail += !r.correct[1];
+    }
+    out["fast_fail_rate"] = double(fast_fail) / recs.size();
+    out["mixed_fail_rate"] = double(mixed_fail) / recs.size();
+    // Baseline: the prompt's length alone (a difficulty signal any engine has for free).
+    {
+      std::vector<double> s;
+      std::vector<bool> y0, y1;
+      const auto items = tinygsm::generate(*tinygsm::parse_split(o->split), recs.size(), o->seed);
+      for (size_t i = n_fit; i < recs.size(); ++i) {
+        s.push_back(static_cast<double>(model->tokenizer().encode(reasoning::tinygsm_question(items[i]), true, false).size()));
+        y0.push_back(!recs[i].correct[0]);
+        y1.push_back(!recs[i].correct[1]);
+      }
+      out["prompt_length"] = {{"fast_fail_auroc", signals::auroc(s, y0)}, {"mixed_fail_auroc", signals::auroc(s, y1)}};
+    }
+    nlohmann::json by_layer = nlohmann::json::array();
+    for (const auto& r : rows)
+      by_layer.push_back({{"layers", r.name},
+                          {"fast_fail_auroc", probe_auroc(full, r.layers, 0)},
+                          {"mixed_fail_auroc", probe_auroc(full, r.layers, 1)}});
+    out["by_layer"] = by_layer;
+    nlohmann::json by_fraction = nlohmann::json::array();
+    const auto all_layers = rows.back().layers;
+    for (size_t v = 0; v < co.variants.size(); ++v)
+      by_fraction.push_back({{"fraction", co.variants[v].prompt_fraction},
+                             {"pre_rope", co.variants[v].pre_rope},
+                             {"fast_fail_auroc", probe_auroc(static_cast<int>(v), all_layers, 0)},
+                             {"mixed_fail_auroc", probe_auroc(static_cast<int>(v), all_layers, 1)}});
+    out["by_fraction"] = by_fraction;
+    if (o->json) {
+      std::printf("%s\n", out.dump().c_str());
+      return;
+    }
+    std::printf("difficulty probes on %s %s (n=%d: fit %zu, scored %zu); fast fails %.1f%%, mixed fails %.1f%%\n",
+                o->task.c_str(), o->split.c_str(), o->n, n_fit, recs.size() - n_fit, 100.0 * fast_fail / recs.size(),
+                100.0 * mixed_fail / recs.size());
+    std::printf("logistic probe on mean-pooled K|V, AUROC on the scored problems\n\n");
+    std::printf("%-14s %16s %17s\n", "layers", "fast-fail AUROC", "mixed-fail AUROC");
+    std::printf("%-14s %16.3f %17.3f\n", "prompt length", out["prompt_length"]["fast_fail_auroc"].get<double>(),
+                out["prompt_length"]["mixed_fail_auroc"].get<double>());
+    for (const auto& r : by_layer)
+      std::printf("%-14s %16.3f %17.3f\n", r["layers"].get<std::string>().c_str(), r["fast_fail_auroc"].get<double>(),
+                  r["mixed_fail_auroc"].get<double>());
+    std::printf("\n%-22s %16s %17s %14s\n", "prompt share (all)", "fast-fail AUROC", "mixed-fail AUROC",
+                "of 100% signal");
+    for (bool pre : {false, true}) {
+      double ref = 0;
+      for (const auto& r : by_fraction)
+        if (r["pre_rope"].get<bool>() == pre && r["fraction"].get<double>() == 1.0) ref = r["fast_fail_auroc"].get<double>();
+      for (const auto& r : by_fraction) {
+        if (r["pre_rope"].get<bool>() != pre) continue;
+        const double a = r["fast_fail_auroc"].get<double>();
+        char name[64];
+        std::snprintf(name, sizeof name, "first %3.0f%%, K %s", r["fraction"].get<double>() * 100, pre ? "pre-RoPE" : "post-RoPE");
+        std::printf("%-22s %16.3f %17.3f %13.0f%%\n", name, a, r["mixed_fail_auroc"].get<double>(),
+                    ref > 0.5 ? 100.0 * (a - 0.5) / (ref - 0.5) : 0.0);
+      }
+    }
+  });
+}
+
+}  // namespace kvscope::cli

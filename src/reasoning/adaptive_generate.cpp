@@ -1,0 +1,188 @@
+#include "reasoning/adaptive_generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "util/error.h"
+
+namespace kvscope::reasoning {
+
+std::string ReasoningFormat::prompt(const std::string& question, Mode m) const {
+  std::string line = mode_line;
+  const size_t at = line.find("{mode}");
+  if (at != std::string::npos) line.replace(at, 6, std::string(mode_name(m)));
+  // The mode line starts a line of its own.
+  const bool newline = question.empty() || question.back() == '\n';
+  return question + (newline ? "" : "\n") + line;
+}
+
+namespace {
+
+using clock_t_ = std::chrono::steady_clock;
+double ms_since(clock_t_::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_t_::now() - t).count();
+}
+
+int32_t argmax(const float* x, int n) { return static_cast<int32_t>(std::max_element(x, x + n) - x); }
+
+// Restores the context's previous tap however the run ends.
+struct TapGuard {
+  Context& ctx;
+  KVTap* prev;
+  ~TapGuard() { ctx.set_tap(prev); }
+};
+
+}  // namespace
+
+AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, const SamplingParams& sp,
+                                 const FeatureSpec& spec, const DifficultyMLP* mlp, const AdaptiveOptions& o) {
+  const auto& tk = ctx.model().tokenizer();
+  const HParams& hp = ctx.model().hparams();
+  const int n_vocab = hp.n_vocab;
+  if (!o.forced && !o.cached && !mlp)
+    throw InputError("reasoning 'auto' needs a difficulty estimator (train one with kvscope train-difficulty)");
+  if (o.max_tokens < 1) throw InputError("max tokens must be at least 1");
+  Controller ctl(o.controller);  // validates the configuration
+  const auto q = tk.encode(question, true, false);
+  if (q.size() <= 1) throw InputError("empty question");
+  if (static_cast<int>(q.size()) >= ctx.n_ctx())
+    throw LimitError("prompt of " + std::to_string(q.size()) + " tokens does not fit the context of " +
+                     std::to_string(ctx.n_ctx()));
+
+  AdaptiveResult res;
+  std::unique_ptr<DifficultyTap> tap;
+  if (mlp || o.on_checkpoint || o.want_features)
+    tap = std::make_unique<DifficultyTap>(hp, spec.layers, spec.pre_rope, spec.window_end(static_cast<int>(q.size())),
+                                          static_cast<int>(q.size()));
+  if (mlp && tap && mlp->input_dim() != tap->dim())
+    throw InputError("difficulty estimator expects " + std::to_string(mlp->input_dim()) + " features, the tap gives " +
+                     std::to_string(tap->dim()));
+  TapGuard guard{ctx, ctx.tap()};
+  ctx.set_tap(tap.get());
+  ctx.reset();
+
+  auto t0 = clock_t_::now();
+  ctx.eval(q);
+  res.prompt_ms = ms_since(t0);
+  auto t1 = clock_t_::now();
+  if (tap) res.initial_features = tap->features();  // the response's KV joins the pool from here on
+  ModeChoice choice;
+  if (o.forced) {
+    choice.mode = *o.forced;
+    choice.confidence = 1;
+    choice.reason = "requested";
+  } else if (o.cached) {
+    choice = *o.cached;
+  } else {
+    choice = ctl.choose(mlp->estimate(res.initial_features));
+  }
+  ctl.start(choice);
+  res.initial = choice;
+  res.estimate_ms = ms_since(t1);
+  const bool checks = mlp && tap && !o.forced && o.runtime_checks;
+  const DifficultyTap::State q_state = tap ? tap->state() : DifficultyTap::State{};
+  const int every = ctl.config().check_every;
+  const auto cue = tk.encode(o.format.answer_cue, false, false);
+
+  Sampler sampler(sp);
+  std::vector<float> saved;
+  for (;;) {
+    const Mode m = ctl.mode();
+    const auto p = tk.encode(o.format.prompt(question, m), true, false);
+    if (static_cast<int>(p.size()) >= ctx.n_ctx())
+      throw LimitError("prompt of " + std::to_string(p.size()) + " tokens does not fit the context of " +
+                       std::to_string(ctx.n_ctx()));
+    size_t keep = 0;  // the question's cached KV that this prompt shares
+    while (keep < q.size() && keep + 1 < p.size() && q[keep] == p[keep]) ++keep;
+    keep = std::min<size_t>(keep, static_cast<size_t>(ctx.n_past()));
+    auto tp = clock_t_::now();
+    ctx.truncate(static_cast<int>(keep));
+    if (tap) tap->restore(q_state);
+    const std::vector<float>* logits = &ctx.eval(std::vector<int32_t>(p.begin() + keep, p.end()));
+    res.prompt_ms += ms_since(tp);
+
+    auto tg = clock_t_::now();
+    std::vector<int32_t> history = p;
+    res.tokens.clear();
+    res.text.clear();
+    tok::StreamDecoder dec(tk);
+    const int cap = std::min(ctl.config().cap(m), o.max_tokens - res.generated_total);
+    int g = 0, answer_left = 0;
+    bool answering = false;
+    Controller::Action act = Controller::Action::Continue;
+    res.stop_reason = "length";
+    for (;;) {
+      if (answering ? answer_left-- <= 0 : g >= cap) break;
+      const int32_t id = sampler.sample(logits->data(), n_vocab, history);
+      ++res.generated_total;
+      if (tk.is_eog(id)) {
+        res.stop_reason = answering ? "early_answer" : "eos";
+        break;
+      }
+      res.tokens.push_back(id);
+      history.push_back(id);
+      res.text += dec.push(id);
+      if (ctx.n_past() >= ctx.n_ctx()) {
+        res.stop_reason = "context";
+        break;
+      }
+      logits = &ctx.eval({id});
+      if (answering || ++g % every != 0) continue;
+
+      if (o.on_checkpoint && tap) {
+        // Probe: force the answer here, note what comes out, then undo it.
+        const auto st = tap->state();
+        const int np = ctx.n_past();
+        saved = *logits;
+        const auto feats = tap->features();
+        tok::StreamDecoder pd(tk);
+        std::string forced = res.text;
+        const std::vector<float>* pl = &ctx.eval(cue);
+        for (int32_t c : cue) forced += pd.push(c);
+        for (int i = 0; i < o.format.answer_max_tokens && ctx.n_past() < ctx.n_ctx(); ++i) {
+          const int32_t a = argmax(pl->data(), n_vocab);
+          if (tk.is_eog(a)) break;
+          forced += pd.push(a);
+          pl = &ctx.eval({a});
+        }
+        forced += pd.flush();
+        ctx.truncate(np);
+        tap->restore(st);
+        logits = &saved;
+        o.on_checkpoint(g, feats, forced);
+      }
+      if (!checks) continue;
+      act = ctl.observe(g, mlp->estimate(tap->features()));
+      if (act == Controller::Action::Upgrade) break;
+      if (act == Controller::Action::EarlyAnswer) {
+        if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
+          res.stop_reason = "context";
+          break;
+        }
+        for (int32_t c : cue) {
+          res.tokens.push_back(c);
+          history.push_back(c);
+          res.text += dec.push(c);
+        }
+        logits = &ctx.eval(cue);
+        answering = true;
+        answer_left = o.format.answer_max_tokens;
+        res.stop_reason = "early_answer";
+      }
+    }
+    res.text += dec.flush();
+    res.gen_ms += ms_since(tg);
+    if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
+    break;
+  }
+  res.final_mode = ctl.mode();
+  res.report = ctl.to_json();
+  res.report["generated_total"] = res.generated_total;
+  res.report["estimate_ms"] = res.estimate_ms;
+  res.report["prompt_ms"] = res.prompt_ms;
+  res.report["gen_ms"] = res.gen_ms;
+  return res;
+}
+
+}  // namespace kvscope::reasoning

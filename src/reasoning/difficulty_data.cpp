@@ -1,0 +1,91 @@
+#include "reasoning/difficulty_data.h"
+
+#include <memory>
+
+#include "signals/kv_tap.h"
+#include "util/error.h"
+
+namespace kvscope::reasoning {
+
+int ProblemRecord::label() const {
+  for (int m = 0; m < kClasses; ++m)
+    if (correct[m]) return m;
+  return static_cast<int>(Mode::Slow);
+}
+
+int ProblemRecord::checkpoint_label(const Checkpoint& c) const {
+  if (c.forced_correct) return static_cast<int>(Mode::Fast);
+  const int m = static_cast<int>(c.mode);
+  if (correct[m]) return m;
+  if (correct[static_cast<int>(Mode::Slow)]) return static_cast<int>(Mode::Slow);
+  return m;
+}
+
+std::string tinygsm_question(const tinygsm::Item& item) {
+  return "Question: " + tinygsm::numbered_question(item) + "\n";
+}
+
+std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinygsm::Item>& items,
+                                           const CollectOptions& o) {
+  const auto& tk = ctx.model().tokenizer();
+  const HParams& hp = ctx.model().hparams();
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  std::vector<ProblemRecord> out;
+  out.reserve(items.size());
+  int fast_fail = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& it = items[i];
+    const std::string question = tinygsm_question(it);
+    ProblemRecord rec;
+    rec.steps = it.steps;
+    for (int m = 0; m < kClasses; ++m) {
+      const Mode mode = static_cast<Mode>(m);
+      AdaptiveOptions ao;
+      ao.forced = mode;
+      ao.max_tokens = o.max_tokens;
+      ao.controller.check_every = o.check_every;
+      ao.want_features = m == 0;
+      std::vector<ProblemRecord::Checkpoint> cps;
+      if (o.checkpoints && mode != Mode::Fast)
+        ao.on_checkpoint = [&](int g, const std::vector<float>& f, const std::string& forced) {
+          const auto got = tinygsm::parse_answer(forced);
+          cps.push_back({mode, g, f, got && *got == it.answer});
+        };
+      auto r = generate_adaptive(ctx, question, greedy, o.spec, nullptr, ao);
+      const auto got = tinygsm::parse_answer(r.text);
+      rec.correct[m] = got && *got == it.answer;
+      rec.tokens[m] = r.generated_total;
+      if (m == 0) rec.features = std::move(r.initial_features);
+      for (auto& c : cps) rec.checkpoints.push_back(std::move(c));
+    }
+    if (!o.variants.empty()) {
+      // One more prefill of the question with a tap per variant (their windows differ).
+      const auto q = tk.encode(question, true, false);
+      std::vector<std::unique_ptr<DifficultyTap>> taps;
+      std::vector<KVTap*> raw;
+      for (const auto& v : o.variants) {
+        taps.push_back(std::make_unique<DifficultyTap>(hp, v.layers, v.pre_rope, v.window_end(static_cast<int>(q.size()))));
+        raw.push_back(taps.back().get());
+      }
+      signals::TapFanout fan(raw, &ctx.model());
+      KVTap* prev = ctx.tap();
+      ctx.set_tap(&fan);
+      ctx.reset();
+      try {
+        ctx.eval(q);
+      } catch (...) {
+        ctx.set_tap(prev);
+        throw;
+      }
+      ctx.set_tap(prev);
+      for (auto& t : taps) rec.variants.push_back(t->features());
+    }
+    fast_fail += !rec.correct[0];
+    out.push_back(std::move(rec));
+    if (o.progress) o.progress(static_cast<int>(i + 1), fast_fail);
+  }
+  return out;
+}
+
+}  // namespace kvscope::reasoning

@@ -1,0 +1,51 @@
+// Labelled data for the difficulty estimator on tinygsm: each problem run in every mode, its
+// question's pooled KV features, and check points along the mixed and slow runs (the features
+// there plus whether forcing the answer at that point gives the right number).
+#pragma once
+#include <array>
+#include <functional>
+#include <vector>
+
+#include "engine/context.h"
+#include "reasoning/adaptive_generate.h"
+#include "tinygsm/tinygsm.h"
+
+namespace kvscope::reasoning {
+
+struct ProblemRecord {
+  int steps = 0;
+  std::array<bool, kClasses> correct{};  // per mode: fast, mixed, slow
+  std::array<int, kClasses> tokens{};    // generated tokens per mode (EOS counted)
+  std::vector<float> features;           // the question window (the collector's spec)
+  std::vector<std::vector<float>> variants;  // the same question under each variant spec
+  struct Checkpoint {
+    Mode mode = Mode::Slow;
+    int generated = 0;
+    std::vector<float> features;
+    bool forced_correct = false;
+  };
+  std::vector<Checkpoint> checkpoints;
+
+  // The cheapest mode that answers right; unsolved problems get slow (the safe choice).
+  int label() const;
+  // A check point's target: fast when the forced answer is right there, else the mode to go on in
+  // (this run's if it ends right, slow if only slow gets it, this run's when nothing does).
+  int checkpoint_label(const Checkpoint& c) const;
+};
+
+struct CollectOptions {
+  FeatureSpec spec;                   // features of the question window and of the check points
+  std::vector<FeatureSpec> variants;  // more question-window features (analysis: fractions, RoPE)
+  bool checkpoints = true;
+  int check_every = 5;
+  int max_tokens = 256;
+  std::function<void(int done, int fast_fail)> progress;
+};
+
+std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinygsm::Item>& items,
+                                           const CollectOptions& o);
+
+// The question part of a tinygsm prompt (everything before the mode line).
+std::string tinygsm_question(const tinygsm::Item& item);
+
+}  // namespace kvscope::reasoning

@@ -1,0 +1,148 @@
+#include "server/reasoning_run.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "server/server_impl.h"
+
+namespace kvscope::server {
+
+using reasoning::Controller;
+using reasoning::Mode;
+
+ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
+                           uint64_t cache_salt, const std::string& params_key)
+    : rc_(rc), engine_(engine), question_(question) {
+  const auto& tk = engine.model().tokenizer();
+  question_tokens_ = tk.encode(question, true, false);
+  cue_ = tk.encode(rc.format.answer_cue, false, false);
+  for (int32_t t : cue_) cue_text_ += tk.token_to_piece(t);
+  auto_ = requested == "auto";
+  if (!auto_) {
+    mode_ = *reasoning::parse_mode(requested);  // validated by the protocol parser
+    choice_ = {mode_, 0, 1, "requested"};
+    source_ = "requested";
+  } else {
+    if (!rc.difficulty)
+      throw invalid_request("reasoning 'auto' needs a difficulty estimator: start the server with --difficulty FILE "
+                            "(kvscope train-difficulty) or use fast, mixed or slow",
+                            "reasoning", "unsupported_value");
+    const auto& spec = rc.difficulty->features;
+    const int nq = static_cast<int>(question_tokens_.size());
+    tap_ = std::make_unique<reasoning::DifficultyTap>(engine.model().hparams(), spec.layers, spec.pre_rope,
+                                                      spec.window_end(nq), nq);
+    hash_ = reasoning::request_hash(rc.fingerprint, question_tokens_, params_key);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto d = rc.cache->get(hash_)) {
+      choice_ = {*reasoning::parse_mode(d->mode), d->difficulty, d->confidence, d->reason};
+      source_ = "cache";
+    } else {
+      // One prefill of the question with the tap (cached blocks replayed into it).
+      Request r;
+      r.prompt = question_tokens_;
+      r.max_tokens = 1;
+      r.cache_salt = cache_salt;
+      r.tap = tap_.get();
+      r.tap_cached_prefix = true;
+      r.sampling.temperature = 0;
+      engine.wait(engine.submit(std::move(r)));
+      const auto e = rc.difficulty->mlp.estimate(tap_->features());
+      choice_ = Controller(rc.controller).choose(e);
+      rc.cache->put(hash_, {std::string(reasoning::mode_name(choice_.mode)), choice_.difficulty, choice_.confidence,
+                            choice_.reason});
+      source_ = "estimate";
+    }
+    estimate_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    mode_ = choice_.mode;
+    if (rc.analyzer) {
+      Controller ctl(rc.controller);
+      ctl.start(choice_);
+      watch_ = rc.analyzer->watch(*tap_, std::move(ctl));
+    }
+  }
+  prompt_ = tk.encode(rc.format.prompt(question_, mode_), true, false);
+}
+
+ReasoningRun::~ReasoningRun() {
+  if (watch_) rc_.analyzer->unwatch(watch_);
+}
+
+void ReasoningRun::attach(Request& r) {
+  if (!tap_ || answering_) return;
+  tap_->reset();  // the engine replays the cached prompt blocks, computes the rest
+  r.tap = tap_.get();
+  r.tap_cached_prefix = true;
+  if (!watch_) return;
+  auto inner = std::move(r.on_token);
+  auto w = watch_;
+  r.on_token = [inner = std::move(inner), w](const TokenEvent& e) {
+    if (!e.finished) w->generated.fetch_add(1, std::memory_order_relaxed);
+    inner(e);
+  };
+}
+
+ReasoningRun::Switch ReasoningRun::pending() const {
+  if (!watch_ || answering_) return Switch::None;
+  switch (static_cast<Controller::Action>(watch_->action.load())) {
+    case Controller::Action::EarlyAnswer: return Switch::EarlyAnswer;
+    case Controller::Action::Upgrade: return Switch::Upgrade;
+    default: return Switch::None;
+  }
+}
+
+std::vector<int32_t> ReasoningRun::next(Switch s, const std::vector<int32_t>& generated) {
+  ++attempts_;
+  if (s == Switch::EarlyAnswer) {
+    answering_ = true;
+    std::vector<int32_t> p = prompt_;
+    p.insert(p.end(), generated.begin(), generated.end());
+    p.insert(p.end(), cue_.begin(), cue_.end());
+    return p;
+  }
+  {
+    std::lock_guard<std::mutex> lk(watch_->mu);
+    mode_ = watch_->ctl.mode();
+  }
+  prompt_ = engine_.model().tokenizer().encode(rc_.format.prompt(question_, mode_), true, false);
+  watch_->resume();
+  return prompt_;
+}
+
+void ReasoningRun::upgrade_refused() {
+  ++refused_upgrades_;
+  {
+    std::lock_guard<std::mutex> lk(watch_->mu);
+    watch_->ctl.refuse_upgrade(mode_, "the stream already sent text");
+  }
+  watch_->action.store(static_cast<int>(Controller::Action::Continue));
+}
+
+int ReasoningRun::answer_max_tokens() const { return rc_.format.answer_max_tokens; }
+
+nlohmann::json ReasoningRun::report() const {
+  nlohmann::json j = {{"mode", std::string(reasoning::mode_name(mode_))},
+                      {"requested", auto_ ? "auto" : std::string(reasoning::mode_name(choice_.mode))},
+                      {"source", source_},
+                      {"initial_mode", std::string(reasoning::mode_name(choice_.mode))},
+                      {"reason", choice_.reason},
+                      {"attempts", attempts_},
+                      {"answered_early", answering_}};
+  if (auto_) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_));
+    j["initial_difficulty"] = choice_.difficulty;
+    j["confidence"] = choice_.confidence;
+    j["estimate_ms"] = estimate_ms_;
+    j["decision_key"] = "kv_pattern:" + std::string(hex);
+    if (watch_) {
+      std::lock_guard<std::mutex> lk(watch_->mu);
+      const auto c = watch_->ctl.to_json();
+      j["trace"] = c["trace"];
+      j["switches"] = c["switches"];
+    }
+    if (refused_upgrades_) j["upgrades_refused_streamed"] = refused_upgrades_;
+  }
+  return j;
+}
+
+}  // namespace kvscope::server

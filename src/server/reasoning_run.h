@@ -1,0 +1,72 @@
+// Per-request adaptive reasoning in the server (`"reasoning": "auto" | "fast" | "mixed" | "slow"`).
+//
+// The request's prompt text is the question; the model's reasoning format appends the mode line.
+// auto: the decision comes from the decision cache (keyed by model, question tokens and
+// parameters) or from the estimator on the question's KV (one prefill request through the engine;
+// its full blocks stay in the prefix cache, so the answer's request computes only the rest). While
+// the answer is generated the asynchronous analyzer re-estimates d from the tap; the response
+// writer polls pending() and switches: an early answer continues from the tokens so far plus the
+// answer cue; an upgrade restarts the question in the slower mode (not once a stream has sent
+// text, since a stream cannot take text back; the extension says so).
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "reasoning/async_analyzer.h"
+#include "reasoning/controller.h"
+#include "reasoning/difficulty_features.h"
+
+namespace kvscope::server {
+
+struct ReasoningContext;  // the server's estimator, analyzer and decision cache (server_impl.h)
+
+class ReasoningRun {
+ public:
+  enum class Switch { None, EarlyAnswer, Upgrade };
+
+  // Decides the mode; throws ApiError (400) for auto when the server has no estimator.
+  ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
+               uint64_t cache_salt, const std::string& params_key);
+  ~ReasoningRun();
+
+  // The prompt of the current attempt (question + mode line).
+  const std::vector<int32_t>& prompt() const { return prompt_; }
+  // Wires the tap and the token counter into an attempt's engine request (after Generation::attach).
+  void attach(Request& r);
+
+  // What the controller asked for since the last switch (None without runtime analysis).
+  Switch pending() const;
+  // The next attempt's prompt: an early answer continues `generated` with the cue; an upgrade is the
+  // question in the new mode. Call once per switch; the analyzer starts counting anew.
+  std::vector<int32_t> next(Switch s, const std::vector<int32_t>& generated);
+  // A stream that already sent text cannot restart: noted, analysis goes on.
+  void upgrade_refused();
+  const std::string& cue_text() const { return cue_text_; }
+  int answer_max_tokens() const;
+  bool answering() const { return answering_; }
+  reasoning::Mode mode() const { return mode_; }
+
+  // The "reasoning" member of the kvscope extension object.
+  nlohmann::json report() const;
+
+ private:
+  ReasoningContext& rc_;
+  Engine& engine_;
+  std::string question_;
+  bool auto_ = false, answering_ = false;
+  std::string source_;  // requested | cache | estimate
+  reasoning::Mode mode_ = reasoning::Mode::Slow;
+  reasoning::ModeChoice choice_;
+  std::unique_ptr<reasoning::DifficultyTap> tap_;
+  std::shared_ptr<reasoning::AsyncAnalyzer::Watch> watch_;
+  std::vector<int32_t> question_tokens_, prompt_, cue_;
+  std::string cue_text_;
+  double estimate_ms_ = 0;
+  uint64_t hash_ = 0;
+  int attempts_ = 1, refused_upgrades_ = 0;
+};
+
+}  // namespace kvscope::server
