@@ -1,0 +1,147 @@
+// Adaptive generation on the embedded reasoner: fixed modes give exactly the plain generation of
+// the tinygsm prompt, auto decides from the shipped estimator, and both switches (early answer,
+// upgrade with the question's KV kept) behave as a user would see them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/context.h"
+#include "engine/session_file.h"
+#include "reasoning/difficulty_data.h"
+#include "tinygsm/tinygsm.h"
+#include "util/error.h"
+
+using namespace kvscope;
+using namespace kvscope::reasoning;
+
+namespace {
+
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kDifficulty = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.difficulty.bin";
+
+struct Fixture {
+  std::unique_ptr<Model> model = Model::load(kModel);
+  DifficultyFile diff = load_difficulty(kDifficulty, model_fingerprint(*model));
+};
+Fixture& fx() {
+  static Fixture f;
+  return f;
+}
+SamplingParams greedy() {
+  SamplingParams g;
+  g.temperature = 0;
+  return g;
+}
+std::string plain(Context& ctx, const tinygsm::Item& it, tinygsm::Mode m, int n = 256) {
+  return generate(ctx, fx().model->tokenizer().encode(tinygsm::format_prompt(it, m), true, false), greedy(), n).text;
+}
+
+}  // namespace
+
+class Adaptive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kModel) || !std::filesystem::exists(kDifficulty))
+      GTEST_SKIP() << "no embedded reasoner or estimator";
+  }
+};
+
+TEST_F(Adaptive, ForcedModesEqualPlainGeneration) {
+  Context ctx(*fx().model, {0, 2, 512});
+  const auto items = tinygsm::generate(tinygsm::Split::Test, 6, tinygsm::kDefaultSeed);
+  for (const auto& it : items)
+    for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) {
+      AdaptiveOptions o;
+      o.forced = m;
+      const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), {}, nullptr, o);
+      EXPECT_EQ(r.text, plain(ctx, it, static_cast<tinygsm::Mode>(m))) << it.question;
+      EXPECT_EQ(r.initial.reason, "requested");
+      EXPECT_TRUE(r.report["switches"].empty());
+    }
+}
+
+TEST_F(Adaptive, AutoDecidesFromTheQuestionsKV) {
+  Context ctx(*fx().model, {0, 2, 512});
+  const auto items = tinygsm::generate(tinygsm::Split::Test, 30, tinygsm::kDefaultSeed);
+  Controller c;
+  int slow = 0, not_slow = 0;
+  for (const auto& it : items) {
+    AdaptiveOptions o;
+    o.runtime_checks = false;
+    const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+    const auto e = fx().diff.mlp.estimate(r.initial_features);
+    EXPECT_EQ(r.initial.mode, c.choose(e).mode);
+    EXPECT_NEAR(r.initial.difficulty, e.difficulty, 1e-9);
+    EXPECT_GE(r.initial.difficulty, 0);
+    EXPECT_LE(r.initial.difficulty, 100);
+    EXPECT_EQ(r.text, plain(ctx, it, static_cast<tinygsm::Mode>(r.initial.mode)));
+    (r.initial.mode == Mode::Slow ? slow : not_slow)++;
+    if (it.steps >= 5) {
+      EXPECT_NE(r.initial.mode, Mode::Fast) << "a 5-6 step problem judged easy";
+    }
+  }
+  EXPECT_GT(slow, 0);
+  EXPECT_GT(not_slow, 0);  // the estimate varies with the question
+}
+
+TEST_F(Adaptive, UpgradeRestartsInTheSlowerModeAndMatchesAFreshSlowRun) {
+  Context ctx(*fx().model, {0, 2, 512});
+  const auto it = tinygsm::generate(tinygsm::Split::Test, 3, tinygsm::kDefaultSeed)[2];
+  AdaptiveOptions o;
+  o.cached = ModeChoice{Mode::Mixed, 1.0, 0.9, "test"};  // start mixed with a tiny d: any real d is a jump
+  o.controller.fast_at_most = 0.5;
+  o.controller.slow_above = 2;
+  o.controller.early_answer = false;
+  const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+  ASSERT_FALSE(r.report["switches"].empty());
+  EXPECT_EQ(r.report["switches"][0]["action"], "upgrade");
+  EXPECT_EQ(r.final_mode, Mode::Slow);
+  EXPECT_EQ(r.text, plain(ctx, it, tinygsm::Mode::Slow));  // the kept question KV is the same as a fresh one
+  EXPECT_GT(r.generated_total, static_cast<int>(r.tokens.size()));  // the abandoned attempt counts as cost
+}
+
+TEST_F(Adaptive, EarlyAnswerForcesTheAnswerCue) {
+  Context ctx(*fx().model, {0, 2, 512});
+  const auto items = tinygsm::generate(tinygsm::Split::Test, 40, tinygsm::kDefaultSeed);
+  int early = 0;
+  for (const auto& it : items) {
+    if (it.steps < 3) continue;
+    AdaptiveOptions o;
+    o.cached = ModeChoice{Mode::Slow, 100, 0.9, "test"};
+    o.controller.fast_at_most = 99;
+    o.controller.slow_above = 99.5;
+    o.controller.drop = 0.01;  // any d below 99 cuts the reasoning at the first check
+    const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+    if (r.report["switches"].empty()) continue;
+    ++early;
+    EXPECT_EQ(r.report["switches"][0]["action"], "early_answer");
+    const int at = r.report["switches"][0]["generated"].get<int>();
+    EXPECT_EQ(at % 5, 0);  // decided at a re-estimate
+    EXPECT_NE(r.text.find("Answer:"), std::string::npos) << r.text;
+    EXPECT_TRUE(tinygsm::parse_answer(r.text).has_value()) << r.text;
+    EXPECT_LE(r.generated_total, at + 8 + 1);  // after the cue: the answer and EOS only
+    EXPECT_EQ(r.stop_reason, "early_answer");
+    EXPECT_EQ(r.text.substr(0, 10), plain(ctx, it, tinygsm::Mode::Slow).substr(0, 10));
+  }
+  EXPECT_GT(early, 0);
+}
+
+TEST_F(Adaptive, BadRequestsAreRefused) {
+  Context ctx(*fx().model, {64, 2, 512});
+  AdaptiveOptions o;
+  EXPECT_THROW(generate_adaptive(ctx, "Question: x", greedy(), {}, nullptr, o), InputError);  // auto, no estimator
+  std::string longq = "Question:";
+  for (int i = 0; i < 100; ++i) longq += " (1) Tom has 3 apples.";
+  EXPECT_THROW(generate_adaptive(ctx, longq, greedy(), fx().diff.features, &fx().diff.mlp, o), LimitError);
+  o.forced = Mode::Fast;
+  o.max_tokens = 0;
+  EXPECT_THROW(generate_adaptive(ctx, "Question: x", greedy(), {}, nullptr, o), InputError);
+}
+
+TEST_F(Adaptive, ReasoningFormatPutsTheModeOnItsOwnLine) {
+  ReasoningFormat f;
+  EXPECT_EQ(f.prompt("Question: a?", Mode::Slow), "Question: a?\nMode: slow\n");
+  EXPECT_EQ(f.prompt("Question: a?\n", Mode::Fast), "Question: a?\nMode: fast\n");
+  const auto it = tinygsm::generate(tinygsm::Split::Test, 1, tinygsm::kDefaultSeed)[0];
+  EXPECT_EQ(f.prompt(tinygsm_question(it), Mode::Mixed), tinygsm::format_prompt(it, tinygsm::Mode::Mixed));
+}
