@@ -1,0 +1,111 @@
+// "reasoning" on /v1/completions with the embedded reasoner and its estimator: fixed modes add the
+// mode line (same text as a lone run), auto reports its decision and serves a repeated question
+// from the decision cache, Redis holds the decision under kv_pattern:{hash}, bad uses are 400s.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "engine/context.h"
+#include "server_test_util.h"
+#include "tinygsm/tinygsm.h"
+
+using namespace kvscope;
+using namespace kvscope::test;
+
+namespace {
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kQuestion = "Question: (1) Tom has 34 apples. (2) He buys 12 more. How many apples does Tom have now?";
+
+server::ServerOptions reasoner_options() {
+  auto o = test_options();
+  o.model_path = kModel;  // its estimator is found next to it
+  return o;
+}
+std::string lone(const std::string& prompt) {
+  static auto m = Model::load(kModel);
+  Context ctx(*m, {0, 2, 512});
+  SamplingParams g;
+  g.temperature = 0;
+  return generate(ctx, m->tokenizer().encode(prompt, true, false), g, 128).text;
+}
+}  // namespace
+
+class ServerReasoning : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kModel)) GTEST_SKIP() << "no embedded reasoner";
+  }
+};
+
+TEST_F(ServerReasoning, FixedAndAutoModes) {
+  auto srv = start_server(reasoner_options());
+  const int port = srv->port();
+  auto r = post(port, "/v1/completions", {{"prompt", kQuestion}, {"reasoning", "slow"}, {"temperature", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.j()["choices"][0]["text"], lone(kQuestion + "\nMode: slow\n"));
+  EXPECT_EQ(r.j()["kvscope"]["reasoning"]["mode"], "slow");
+  EXPECT_EQ(r.j()["kvscope"]["reasoning"]["source"], "requested");
+
+  const json body = {{"prompt", kQuestion}, {"reasoning", "auto"}, {"temperature", 0}, {"max_tokens", 100}};
+  auto a = post(port, "/v1/completions", body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json ra = a.j()["kvscope"]["reasoning"];
+  EXPECT_EQ(ra["source"], "estimate");
+  EXPECT_GE(ra["initial_difficulty"].get<double>(), 0);
+  EXPECT_LE(ra["initial_difficulty"].get<double>(), 100);
+  EXPECT_TRUE(ra.contains("trace") && ra.contains("switches") && ra.contains("reason"));
+  EXPECT_EQ(ra["decision_key"].get<std::string>().rfind("kv_pattern:", 0), 0u);
+  EXPECT_TRUE(tinygsm::parse_answer(a.j()["choices"][0]["text"].get<std::string>()).has_value());
+  auto b = post(port, "/v1/completions", body);
+  ASSERT_EQ(b.status, 200);
+  EXPECT_EQ(b.j()["kvscope"]["reasoning"]["source"], "cache");
+  EXPECT_EQ(b.j()["kvscope"]["reasoning"]["initial_mode"], ra["initial_mode"]);
+  EXPECT_EQ(b.j()["kvscope"]["reasoning"]["decision_key"], ra["decision_key"]);
+
+  auto bad = post(port, "/v1/completions", {{"prompt", kQuestion}, {"reasoning", "deep"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.j()["error"]["param"], "reasoning");
+  auto tok = post(port, "/v1/completions", {{"prompt", json::array({1, 2, 3})}, {"reasoning", "fast"}});
+  EXPECT_EQ(tok.status, 400);
+}
+
+TEST_F(ServerReasoning, AutoWithoutAnEstimatorIsA400) {
+  auto srv = start_server(test_options());  // the random default model has no estimator
+  auto r = post(srv->port(), "/v1/completions", {{"prompt", "hello"}, {"reasoning", "auto"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.j()["error"]["message"].get<std::string>().find("difficulty estimator"), std::string::npos);
+  EXPECT_EQ(post(srv->port(), "/v1/completions", {{"prompt", "hello"}, {"reasoning", "fast"}, {"max_tokens", 2}}).status, 200);
+}
+
+TEST_F(ServerReasoning, DecisionsGoToRedis) {
+  if (!std::filesystem::exists("/usr/bin/redis-server") || !std::filesystem::exists("/usr/bin/redis-cli"))
+    GTEST_SKIP() << "no redis-server";
+  const int rport = 23000 + static_cast<int>(::getpid() % 5000);
+  const std::string pidfile = (temp_dir() / "redis.pid").string();
+  ASSERT_EQ(std::system(("/usr/bin/redis-server --port " + std::to_string(rport) +
+                         " --save '' --appendonly no --daemonize yes --pidfile " + pidfile + " >/dev/null")
+                            .c_str()),
+            0);
+  struct Kill {
+    std::string cmd;
+    ~Kill() { (void)!std::system(cmd.c_str()); }
+  } kill{"/usr/bin/redis-cli -p " + std::to_string(rport) + " shutdown nosave >/dev/null 2>&1"};
+  for (int i = 0; i < 100 && run_capture("/usr/bin/redis-cli -p " + std::to_string(rport) + " ping").find("PONG") ==
+                                 std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto o = reasoner_options();
+  o.decision_cache.redis_url = "redis://127.0.0.1:" + std::to_string(rport);
+  o.decision_cache.ttl_s = 600;
+  auto srv = start_server(o);
+  auto a = post(srv->port(), "/v1/completions", {{"prompt", kQuestion}, {"reasoning", "auto"}, {"max_tokens", 60}});
+  ASSERT_EQ(a.status, 200) << a.body;
+  const std::string key = a.j()["kvscope"]["reasoning"]["decision_key"];
+  const std::string got = run_capture("/usr/bin/redis-cli -p " + std::to_string(rport) + " get " + key);
+  const json d = json::parse(got);
+  EXPECT_EQ(d["mode"], a.j()["kvscope"]["reasoning"]["initial_mode"]);
+  const int ttl = std::stoi(run_capture("/usr/bin/redis-cli -p " + std::to_string(rport) + " ttl " + key));
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 600);
+}
