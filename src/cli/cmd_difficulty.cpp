@@ -29,11 +29,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-std::vector<ProblemRecord> collect(Context& ctx, const Model& model, const std::string& split_name, int n, uint64_t seed,
+std::vector<ProblemRecord> collect(Context& ctx, const std::string& split_name, int n, uint64_t seed,
                                    reasoning::CollectOptions co, bool quiet) {
   auto split = tinygsm::parse_split(split_name);
   if (!split) throw InputError("unknown split '" + split_name + "' (train, validation, test, heldout)");
-  (void)model;
   const auto items = tinygsm::generate(*split, static_cast<size_t>(n), seed);
   Progress bar(!quiet, n, "run fast/mixed/slow");
   const auto t0 = std::chrono::steady_clock::now();
@@ -95,7 +94,7 @@ void add_train_difficulty_command(CLI::App& app) {
     co.checkpoints = !o->no_checkpoints;
     co.max_tokens = o->max_tokens;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto recs = collect(ctx, *model, o->split, o->n, o->seed, co, o->quiet);
+    const auto recs = collect(ctx, o->split, o->n, o->seed, co, o->quiet);
     const double collect_s = seconds_since(t0);
 
     std::vector<std::vector<float>> X;
@@ -208,7 +207,7 @@ void add_analyze_difficulty_command(CLI::App& app) {
         s.pre_rope = pre;
         co.variants.push_back(s);  // every layer; layer subsets are sliced out below
       }
-    const auto recs = collect(ctx, *model, o->split, o->n, o->seed, co, o->quiet);
+    const auto recs = collect(ctx, o->split, o->n, o->seed, co, o->quiet);
     const size_t n_fit = static_cast<size_t>(o->train_share * recs.size());
     const int per_layer = 2 * hp.n_kv_dim();
 
