@@ -1,5 +1,7 @@
 #include "cli/options.h"
 
+#include "reasoning/difficulty_mlp.h"
+
 #include <fstream>
 
 #include "util/error.h"
@@ -98,12 +100,7 @@ void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
 }
 
 std::string difficulty_path_for(const std::string& model_path, const std::string& given) {
-  if (!given.empty()) return given;
-  std::string stem = model_path;
-  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
-  std::string cand = stem + ".difficulty.bin";
-  std::ifstream f(cand, std::ios::binary);
-  return f ? cand : std::string();
+  return given.empty() ? reasoning::sibling_difficulty_path(model_path) : given;
 }
 
 SamplingParams greedy_sampling() {

@@ -366,4 +366,11 @@ DifficultyFile load_difficulty(const std::string& path, uint64_t expect_fingerpr
   return f;
 }
 
+std::string sibling_difficulty_path(const std::string& model_path) {
+  std::string stem = model_path;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
+  const std::string cand = stem + ".difficulty.bin";
+  return std::ifstream(cand, std::ios::binary) ? cand : std::string();
+}
+
 }  // namespace kvscope::reasoning

@@ -82,5 +82,7 @@ void save_difficulty(const std::string& path, const DifficultyFile& f);
 // Throws InputError naming the file: not a difficulty file, damaged, wrong version, or (when
 // expect_fingerprint != 0) trained for another model.
 DifficultyFile load_difficulty(const std::string& path, uint64_t expect_fingerprint = 0);
+// The estimator that goes with a model: "<stem>.difficulty.bin" beside "<stem>.gguf", or "" when absent.
+std::string sibling_difficulty_path(const std::string& model_path);
 
 }  // namespace kvscope::reasoning

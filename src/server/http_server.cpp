@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "engine/session_file.h"
 #include "server/server_impl.h"
@@ -97,12 +96,7 @@ void Server::Impl::setup_reasoning(const Model& m) {
   rc.fingerprint = model_fingerprint(m);
   std::string path = opt.difficulty_path;
   const bool given = !path.empty();
-  if (!given) {
-    std::string stem = opt.model_path;
-    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
-    path = stem + ".difficulty.bin";
-    if (!std::ifstream(path, std::ios::binary)) path.clear();
-  }
+  if (!given) path = reasoning::sibling_difficulty_path(opt.model_path);
   if (!path.empty()) {
     try {
       rc.difficulty = std::make_unique<reasoning::DifficultyFile>(reasoning::load_difficulty(path, rc.fingerprint));
