@@ -90,6 +90,10 @@ class File {
   size_t alignment() const { return alignment_; }
   size_t size() const { return size_; }
 
+  // Drops the mapped pages lying wholly inside [p, p + n) from this process's memory (they are
+  // read back from the file if touched again): for tensors whose bytes were copied elsewhere.
+  void release_pages(const void* p, size_t n) const;
+
  private:
   File() = default;
   void parse_all();

@@ -144,6 +144,15 @@ std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, const std::s
   return f;
 }
 
+void File::release_pages(const void* p, size_t n) const {
+  const auto* b = static_cast<const uint8_t*>(p);
+  if (!map_ || b < base_ || n > size_ || b - base_ > static_cast<ptrdiff_t>(size_ - n)) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(b) + page - 1) & ~(page - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(b) + n) & ~(page - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
 File::~File() {
   if (map_) munmap(map_, size_);
 }

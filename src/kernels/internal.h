@@ -31,7 +31,23 @@ struct MatArgs {
   Act x;
   float* y = nullptr;
   int64_t ldy = 0;
+  const uint8_t* packed = nullptr;  // WeightRef::packed (read by the AVX-512 VNNI path only)
 };
+
+// Packed Q8_0/Q4_0 layout (pack_weight): groups of 16 weight rows (the last one zero-padded), each
+// group `packed_group_bytes` long: for every 32-block b, kPackedQuantBytes quant bytes, then after
+// all blocks, 16 fp16 scales per block. Quant vector s (64 bytes) of block b holds, for row r of
+// the group, 4 consecutive bytes at 4r: Q8_0 elements 4s..4s+3 plus 128 (unsigned, s < 8); Q4_0
+// the raw bytes 4s..4s+3 (s < 4), whose low nibbles are elements 4s.. and high nibbles 16+4s..
+constexpr int kPackRows = 16;
+inline size_t packed_quant_bytes(DType t) { return t == DType::Q4_0 ? 256 : 512; }
+inline size_t packed_group_bytes(DType t, int64_t nb) {
+  return (static_cast<size_t>(nb) * (packed_quant_bytes(t) + 2 * kPackRows) + 63) & ~size_t{63};
+}
+bool packed_kernels_available();
+namespace avx512 {
+void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, Q8_0/Q4_0
+}
 
 // Computes y[m*ldy + n] for every m < M and n in [n0, n1). Called concurrently on disjoint ranges.
 using RowsFn = void (*)(const MatArgs& a, int64_t n0, int64_t n1);

@@ -2,7 +2,10 @@
 // transformer layer. Each op has a scalar reference (namespace ref) and SIMD variants chosen at
 // run time from the CPU's features; tests compare every variant against the reference.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "kernels/dtype.h"
 #include "kernels/threadpool.h"
@@ -21,7 +24,31 @@ struct WeightRef {
   DType type = DType::F32;
   int64_t rows = 0;  // output features (N)
   int64_t cols = 0;  // input features (K)
+  // The same matrix re-laid out for this CPU's fastest kernel by pack_weight(), or null. `data`
+  // stays valid and is what every other ISA level (and the scalar reference) reads.
+  const void* packed = nullptr;
 };
+
+// Owns the bytes that pack_weight() lays out (64-byte aligned), for as long as the weights are used.
+class PackedStore {
+ public:
+  uint8_t* alloc(size_t bytes);
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t, Free>> bufs_;
+  size_t bytes_ = 0;
+};
+
+// Re-lays out a Q8_0 or Q4_0 matrix for the AVX-512 VNNI kernels when the CPU has them: 16 rows
+// are interleaved so that one vpdpbusd advances all 16 output rows by 4 elements and the per-block
+// scales of the 16 rows are one vector (no horizontal sums, no scalar scale loads). Sets w.packed
+// and returns true; returns false and leaves w alone for other types, on other CPUs, or when the
+// environment sets KVSCOPE_REPACK=0. Same results as the unpacked kernels up to summation order.
+bool pack_weight(WeightRef& w, PackedStore& store);
 
 // The activation type a weight type is multiplied with (as GGML's vec_dot_type): F32->F32,
 // F16->F16, BF16->BF16, Q8_0/Q4_0->Q8_0, Q4_K/Q6_K->Q8_K-like (implementation's choice).

@@ -143,6 +143,7 @@ MatArgs make_args(const WeightRef& w, int64_t M, float* y) {
   a.wstride = row_bytes(w.type, w.cols);
   a.y = y;
   a.ldy = w.rows;
+  a.packed = static_cast<const uint8_t*>(w.packed);
   return a;
 }
 

@@ -329,9 +329,11 @@ void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
     case DType::BF16:
       return rows_f<LdBF16>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::Q8_0:
+      if (m.packed) return packed_matmul_rows(m, n0, n1);
       if (!has_vnni()) return avx2::matmul_rows(m, n0, n1);
       return rows_q<false>(m, n0, n1);
     case DType::Q4_0:
+      if (m.packed) return packed_matmul_rows(m, n0, n1);
       if (!has_vnni()) return avx2::matmul_rows(m, n0, n1);
       return rows_q<true>(m, n0, n1);
     case DType::Q4_K:

@@ -157,6 +157,15 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
                                                  hp.rope_low_freq_factor, hp.rope_high_freq_factor, hp.rope_orig_ctx));
     m->rope_freqs = m->owned_.back().data();
   }
+  // Matrices the CPU has a faster layout for are copied into it once. The token embedding keeps
+  // its file layout (rows are looked up); a tied output matrix gets its own packed copy.
+  // The file's copy of a packed layer matrix is not read again, so its pages are given back.
+  if (kernels::pack_weight(m->output, m->packed_) && f.find_tensor("output.weight"))
+    f.release_pages(m->output.data, kernels::row_bytes(m->output.type, m->output.cols) * static_cast<size_t>(m->output.rows));
+  for (LayerWeights& L : m->layers)
+    for (kernels::WeightRef* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      if (kernels::pack_weight(*w, m->packed_))
+        f.release_pages(w->data, kernels::row_bytes(w->type, w->cols) * static_cast<size_t>(w->rows));
   return m;
 }
 

@@ -70,13 +70,15 @@ class Model {
   const float* rope_freqs = nullptr;  // per-pair frequency divisors [rope_dim/2] (llama3 scaling), or null
   std::vector<LayerWeights> layers;
   uint64_t weight_bytes() const;  // bytes read per decoded token (all matrices)
+  uint64_t packed_bytes() const { return packed_.bytes(); }  // copies made by kernels::pack_weight
 
  private:
   Model() = default;
   std::unique_ptr<gguf::File> file_;
   HParams hp_;
   std::unique_ptr<tok::Tokenizer> tokenizer_;
-  std::vector<std::vector<float>> owned_;  // norm/bias vectors converted to F32 when stored otherwise
+  std::vector<std::vector<float>> owned_;
+  kernels::PackedStore packed_;  // matrices re-laid out for this CPU's kernels (kernels::pack_weight)  // norm/bias vectors converted to F32 when stored otherwise
 };
 
 }  // namespace kvscope

@@ -115,6 +115,26 @@ void check(DType t, int64_t M, int64_t N, int64_t K, int nthreads, size_t offset
           << " threads=" << nthreads << " at m=" << i / N << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
     }
   }
+  // The re-laid-out (packed) weights, where this CPU has kernels for them, against the same reference.
+  PackedStore store;
+  WeightRef wp = w;
+  if (!pack_weight(wp, store)) return;
+  ASSERT_NE(wp.packed, nullptr);
+  set_active_isa(Isa::AVX512);
+  std::vector<float> y(static_cast<size_t>(M * N), -7.0f);
+  matmul(wp, x.data(), M, y.data(), pool);
+  std::vector<float> y1(static_cast<size_t>(M * N), -7.0f), y2(y1);
+  float* ys[2] = {y1.data(), y2.data()};
+  const WeightRef pair[2] = {wp, wp};
+  matmul_multi(pair, ys, 2, x.data(), M, pool);  // the decode path's one-pass variant
+  for (int64_t i = 0; i < M * N; ++i) {
+    const double tol = 2.0 * (T + 2.0) * std::ldexp(1.0, -24) * S[i] + 1e-30;
+    ASSERT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
+        << dtype_name(t) << " packed M=" << M << " N=" << N << " K=" << K << " threads=" << nthreads << " at m="
+        << i / N << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
+    ASSERT_EQ(y1[i], y[i]) << "matmul_multi differs from matmul at " << i;
+    ASSERT_EQ(y2[i], y[i]) << "matmul_multi differs from matmul at " << i;
+  }
 }
 
 }  // namespace
