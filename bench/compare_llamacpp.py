@@ -4,9 +4,11 @@
 Writes ~120M-parameter random-weight Llama models (F32 and Q8_0) with `kvscope gen-model`, runs
 `kvscope bench` and llama.cpp's `llama-bench` (built by bench/build_llama_bench.sh) on each, and
 prints prompt-processing (pp) and generation (tg) tokens/s, the ratios, and generation as a fraction
-of the measured memory-bandwidth limit. Medians of --reps repetitions.
+of the measured memory-bandwidth limit. The two engines alternate for --rounds rounds of --reps
+repetitions each, so that drift in a shared machine's speed hits both alike; each round gives a
+ratio, and the table shows median rates, the median per-round ratio and the range of ratios.
 
-usage: bench/compare_llamacpp.py --kvscope build/release/kvscope [--threads 2] [--reps 5] [--types f32,q8_0]
+usage: bench/compare_llamacpp.py --kvscope build/release/kvscope [--threads 2] [--reps 3] [--rounds 5] [--types f32,q8_0]
 """
 import argparse, json, os, subprocess, sys
 
@@ -31,7 +33,8 @@ def main():
     ap.add_argument("--kvscope", default=os.path.join(here, "../build/release/kvscope"))
     ap.add_argument("--llama-bench", default=None)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--pp", type=int, default=256)
     ap.add_argument("--tg", type=int, default=64)
     ap.add_argument("--types", default="f32,q8_0")
@@ -46,17 +49,29 @@ def main():
             run([args.kvscope, "gen-model", "--arch", "llama", "--dim", "768", "--layers", "12", "--heads", "12",
                  "--kv-heads", "4", "--ffn", "2048", "--vocab", "32000", "--ctx", "2048", "--type", t, "--seed", "1",
                  "-o", model])
-        ours = json.loads(run([args.kvscope, "bench", "-m", model, "-p", str(args.pp), "-n", str(args.tg),
-                               "-t", str(args.threads), "-r", str(args.reps), "--json", "--membw"]))
-        ref = llama_bench(lb, model, args.pp, args.tg, args.threads, args.reps)
-        rows.append((t, ours, ref))
-    print(f"\n| model (125M llama) | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit |")
+        runs = []
+        for _ in range(args.rounds):
+            ours = json.loads(run([args.kvscope, "bench", "-m", model, "-p", str(args.pp), "-n", str(args.tg),
+                                   "-t", str(args.threads), "-r", str(args.reps), "--json", "--membw"]))
+            ref = llama_bench(lb, model, args.pp, args.tg, args.threads, args.reps)
+            runs.append((ours, ref))
+        rows.append((t, runs))
+    med = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else 0.5 * (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2])
+    print(f"\n{args.rounds} alternating rounds of {args.reps} repetitions; rates are medians over rounds, ratios the median "
+          f"per-round ratio [min-max]")
+    print(f"\n| model (125M llama) | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | "
+          f"llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for t, o, r in rows:
-        print(f"| {t} | {args.threads} | {o['pp_tok_s']:.1f} | {r['pp']:.1f} | {o['pp_tok_s'] / r['pp']:.2f}x | "
-              f"{o['tg_tok_s']:.1f} | {r['tg']:.1f} | {o['tg_tok_s'] / r['tg']:.2f}x | "
-              f"{100 * o['tg_bandwidth_fraction']:.0f}% ({o['weight_gb_per_token'] * 1000:.0f} MB/token, {o['mem_read_gb_s']:.1f} GB/s) |")
-    print(json.dumps([{"type": t, "kvscope": o, "llama_cpp": r} for t, o, r in rows]), file=sys.stderr)
+    for t, runs in rows:
+        o_pp = med([o["pp_tok_s"] for o, _ in runs]); r_pp = med([r["pp"] for _, r in runs])
+        o_tg = med([o["tg_tok_s"] for o, _ in runs]); r_tg = med([r["tg"] for _, r in runs])
+        pp_r = [o["pp_tok_s"] / r["pp"] for o, r in runs]; tg_r = [o["tg_tok_s"] / r["tg"] for o, r in runs]
+        bw = med([o["mem_read_gb_s"] for o, _ in runs]); gb = runs[0][0]["weight_gb_per_token"]
+        print(f"| {t} | {args.threads} | {o_pp:.1f} | {r_pp:.1f} | {med(pp_r):.2f}x [{min(pp_r):.2f}-{max(pp_r):.2f}] | "
+              f"{o_tg:.1f} | {r_tg:.1f} | {med(tg_r):.2f}x [{min(tg_r):.2f}-{max(tg_r):.2f}] | "
+              f"{100 * o_tg * gb / bw:.0f}% ({gb * 1000:.0f} MB/token, {bw:.1f} GB/s) |")
+    print(json.dumps([{"type": t, "rounds": [{"kvscope": o, "llama_cpp": r} for o, r in runs]} for t, runs in rows]),
+          file=sys.stderr)
 
 if __name__ == "__main__":
     main()

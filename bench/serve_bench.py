@@ -8,7 +8,7 @@
 3. Time to first token of a session's turn 2 with a long history, against recomputing it.
 Prints markdown tables; medians of --reps repetitions for kvscope.
 
-usage: bench/serve_bench.py [--kvscope build/release/kvscope] [--threads 2] [--reps 3]
+usage: bench/serve_bench.py [--kvscope build/release/kvscope] [--threads 2] [--reps 3] [--type f32|q8_0]
 """
 import argparse, json, os, subprocess, sys
 
@@ -23,7 +23,8 @@ def run(cmd, stdin=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kvscope", default=os.path.join(here, "../build/release/kvscope"))
-    ap.add_argument("--model", default="/tmp/kvscope-bench/llama-125m-f32.gguf")
+    ap.add_argument("--type", default="f32", help="weight type of the generated model (f32, q8_0, ...)")
+    ap.add_argument("--model", default=None, help="default: /tmp/kvscope-bench/llama-125m-TYPE.gguf, written if missing")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--concurrency", default="1,4,16,64")
@@ -32,10 +33,12 @@ def main():
     ap.add_argument("--history", type=int, default=1500)
     ap.add_argument("--no-llamacpp", action="store_true")
     args = ap.parse_args()
+    if args.model is None:
+        args.model = f"/tmp/kvscope-bench/llama-125m-{args.type}.gguf"
     if not os.path.exists(args.model):
         os.makedirs(os.path.dirname(args.model), exist_ok=True)
         run([args.kvscope, "gen-model", "--arch", "llama", "--dim", "768", "--layers", "12", "--heads", "12",
-             "--kv-heads", "4", "--ffn", "2048", "--vocab", "32000", "--ctx", "2048", "--type", "f32", "--seed", "1",
+             "--kv-heads", "4", "--ffn", "2048", "--vocab", "32000", "--ctx", "2048", "--type", args.type, "--seed", "1",
              "-o", args.model])
     t = ["-t", str(args.threads)]
     ours = json.loads(run([args.kvscope, "bench-serve", "-m", args.model, "--concurrency", args.concurrency,

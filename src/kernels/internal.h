@@ -35,14 +35,21 @@ struct MatArgs {
 };
 
 // Packed Q8_0/Q4_0 layout (pack_weight): groups of 16 weight rows (the last one zero-padded), each
-// group `packed_group_bytes` long: for every 32-block b, kPackedQuantBytes quant bytes, then after
-// all blocks, 16 fp16 scales per block. Quant vector s (64 bytes) of block b holds, for row r of
-// the group, 4 consecutive bytes at 4r: Q8_0 elements 4s..4s+3 plus 128 (unsigned, s < 8); Q4_0
-// the raw bytes 4s..4s+3 (s < 4), whose low nibbles are elements 4s.. and high nibbles 16+4s..
+// group one contiguous stream of block pairs: the quants of blocks 2p and 2p+1 (packed_quant_bytes
+// each), then their 16 fp16 scales each (64 bytes), so the scales arrive in the same stream as the
+// quants (a separate short scale run per group defeated the hardware prefetcher). Quant vector s
+// (64 bytes) of a block holds, for row r of the group, 4 consecutive bytes at 4r: Q8_0 elements
+// 4s..4s+3 plus 128 (unsigned, s < 8); Q4_0 the raw bytes 4s..4s+3 (s < 4), whose low nibbles are
+// elements 4s.. and high nibbles 16+4s.. Every quant vector and scale pair is 64-byte aligned.
 constexpr int kPackRows = 16;
 inline size_t packed_quant_bytes(DType t) { return t == DType::Q4_0 ? 256 : 512; }
-inline size_t packed_group_bytes(DType t, int64_t nb) {
-  return (static_cast<size_t>(nb) * (packed_quant_bytes(t) + 2 * kPackRows) + 63) & ~size_t{63};
+inline size_t packed_pair_bytes(DType t) { return 2 * packed_quant_bytes(t) + 4 * kPackRows; }
+inline size_t packed_group_bytes(DType t, int64_t nb) { return static_cast<size_t>((nb + 1) / 2) * packed_pair_bytes(t); }
+inline size_t packed_quant_offset(DType t, int64_t b) {
+  return static_cast<size_t>(b / 2) * packed_pair_bytes(t) + static_cast<size_t>(b % 2) * packed_quant_bytes(t);
+}
+inline size_t packed_scale_offset(DType t, int64_t b) {
+  return static_cast<size_t>(b / 2) * packed_pair_bytes(t) + 2 * packed_quant_bytes(t) + static_cast<size_t>(b % 2) * 2 * kPackRows;
 }
 bool packed_kernels_available();
 namespace avx512 {

@@ -39,7 +39,8 @@ class PackedStore {
   struct Free {
     void operator()(uint8_t* p) const;
   };
-  std::vector<std::unique_ptr<uint8_t, Free>> bufs_;
+  std::vector<std::unique_ptr<uint8_t, Free>> bufs_;  // arenas; the last one is being filled
+  size_t arena_size_ = 0, arena_used_ = 0;
   size_t bytes_ = 0;
 };
 

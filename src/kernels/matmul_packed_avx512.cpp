@@ -25,9 +25,8 @@ inline __m512i bcast4(const int8_t* p) {
 
 template <bool Q4, int RM>
 void group_tile(const uint8_t* gq, int64_t nb, const Act& x, int64_t m0, float* y, int64_t ldy, __mmask16 lanes) {
-  constexpr size_t QB = Q4 ? 256 : 512;
+  constexpr DType T = Q4 ? DType::Q4_0 : DType::Q8_0;
   constexpr int kBias = Q4 ? 8 : 128;
-  const uint8_t* gs = gq + static_cast<size_t>(nb) * QB;
   const int8_t* xq[RM];
   const float* xd[RM];
   const int32_t* xs[RM];
@@ -39,7 +38,7 @@ void group_tile(const uint8_t* gq, int64_t nb, const Act& x, int64_t m0, float* 
   __m512 acc[RM];
   for (int j = 0; j < RM; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = gq + static_cast<size_t>(b) * QB;
+    const uint8_t* q = gq + packed_quant_offset(T, b);
     __m512i t[RM];
     for (int j = 0; j < RM; ++j) t[j] = _mm512_set1_epi32(-kBias * xs[j][b]);
     if constexpr (!Q4) {
@@ -59,7 +58,7 @@ void group_tile(const uint8_t* gq, int64_t nb, const Act& x, int64_t m0, float* 
         }
       }
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(gs + 32 * b)));
+    const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(gq + packed_scale_offset(T, b))));
     for (int j = 0; j < RM; ++j)
       acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t[j]), _mm512_mul_ps(dw, _mm512_set1_ps(xd[j][b])), acc[j]);
   }

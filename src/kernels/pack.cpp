@@ -1,5 +1,8 @@
 // Weight re-layout for the AVX-512 VNNI kernels (see pack_weight in kernels.h and the layout
 // comment in internal.h). Done once at model load, in scalar code, so it has no ISA of its own.
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,11 +16,23 @@ namespace kvscope::kernels {
 void PackedStore::Free::operator()(uint8_t* p) const { std::free(p); }
 
 uint8_t* PackedStore::alloc(size_t bytes) {
+  // Matrices are carved out of 2 MiB-aligned arenas that are asked to be backed by transparent
+  // huge pages: decode streams every weight once per token, and with 4 KiB pages every 4 KiB of
+  // it costs a TLB miss. Arena space not handed out is never touched, so it costs no memory.
+  constexpr size_t kHuge = size_t{2} << 20, kArena = size_t{32} << 20;
   const size_t n = (bytes + 63) & ~size_t{63};
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, n ? n : 64));
-  if (!p) throw std::bad_alloc();
+  if (bufs_.empty() || arena_used_ + n > arena_size_) {
+    const size_t sz = (std::max(n, kArena) + kHuge - 1) & ~(kHuge - 1);
+    auto* p = static_cast<uint8_t*>(std::aligned_alloc(kHuge, sz));
+    if (!p) throw std::bad_alloc();
+    madvise(p, sz, MADV_HUGEPAGE);  // advice only: without huge pages everything still works
+    bufs_.emplace_back(p);
+    arena_size_ = sz;
+    arena_used_ = 0;
+  }
+  uint8_t* p = bufs_.back().get() + arena_used_;
+  arena_used_ += n;
   std::memset(p, 0, n);
-  bufs_.emplace_back(p);
   bytes_ += n;
   return p;
 }
@@ -42,25 +57,23 @@ bool pack_weight(WeightRef& w, PackedStore& store) {
   const int64_t nb = w.cols / 32;
   const int64_t groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
   const size_t gbytes = detail::packed_group_bytes(w.type, nb);
-  const size_t qb = detail::packed_quant_bytes(w.type);
   const size_t bb = block_bytes(w.type);
   const size_t rb = row_bytes(w.type, w.cols);
   uint8_t* out = store.alloc(gbytes * static_cast<size_t>(groups));
   const auto* src = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < groups; ++g) {
-    uint8_t* gq = out + static_cast<size_t>(g) * gbytes;
-    uint8_t* gs = gq + static_cast<size_t>(nb) * qb;
+    uint8_t* gp = out + static_cast<size_t>(g) * gbytes;
     for (int r = 0; r < detail::kPackRows; ++r) {
       const int64_t n = g * detail::kPackRows + r;
       for (int64_t b = 0; b < nb; ++b) {
-        uint8_t* q = gq + static_cast<size_t>(b) * qb + 4 * r;
+        uint8_t* q = gp + detail::packed_quant_offset(w.type, b) + 4 * r;
         if (n >= w.rows) {  // padding row: code for 0 (Q8_0 stores q + 128), scale 0
           if (!q4)
             for (int s = 0; s < 8; ++s) std::memset(q + 64 * s, 128, 4);
           continue;
         }
         const uint8_t* blk = src + static_cast<size_t>(n) * rb + static_cast<size_t>(b) * bb;
-        std::memcpy(gs + (static_cast<size_t>(b) * detail::kPackRows + r) * 2, blk, 2);
+        std::memcpy(gp + detail::packed_scale_offset(w.type, b) + 2 * r, blk, 2);
         const int steps = q4 ? 4 : 8;
         for (int s = 0; s < steps; ++s)
           for (int i = 0; i < 4; ++i)
