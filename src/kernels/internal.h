@@ -51,10 +51,11 @@ inline size_t packed_quant_offset(DType t, int64_t b) {
 inline size_t packed_scale_offset(DType t, int64_t b) {
   return static_cast<size_t>(b / 2) * packed_pair_bytes(t) + 2 * packed_quant_bytes(t) + static_cast<size_t>(b % 2) * 2 * kPackRows;
 }
-bool packed_kernels_available();
+bool packed_kernels_available(DType t);  // AVX-512 (and VNNI for Q8_0/Q4_0), KVSCOPE_REPACK != 0
 namespace avx512 {
-void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, Q8_0/Q4_0
-}
+void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);      // a.packed set, Q8_0/Q4_0
+void packed_f32_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, F32: 16-row
+}                                                                        // groups stored column by column
 
 // Computes y[m*ldy + n] for every m < M and n in [n0, n1). Called concurrently on disjoint ranges.
 using RowsFn = void (*)(const MatArgs& a, int64_t n0, int64_t n1);

@@ -44,11 +44,13 @@ class PackedStore {
   size_t bytes_ = 0;
 };
 
-// Re-lays out a Q8_0 or Q4_0 matrix for the AVX-512 VNNI kernels when the CPU has them: 16 rows
-// are interleaved so that one vpdpbusd advances all 16 output rows by 4 elements and the per-block
-// scales of the 16 rows are one vector (no horizontal sums, no scalar scale loads). Sets w.packed
-// and returns true; returns false and leaves w alone for other types, on other CPUs, or when the
-// environment sets KVSCOPE_REPACK=0. Same results as the unpacked kernels up to summation order.
+// Re-lays out a matrix for the AVX-512 kernels when the CPU has them: F32 in groups of 16 rows
+// stored column by column (one load is element k of 16 rows; a group is one sequential stream);
+// Q8_0/Q4_0 (with VNNI) in 16-row groups interleaved so that one vpdpbusd advances all 16 output
+// rows by 4 elements and the 16 rows' block scales are one vector (no horizontal sums, no scalar
+// scale loads). Sets w.packed and returns true; returns false and leaves w alone for other types,
+// on other CPUs, or when the environment sets KVSCOPE_REPACK=0. Same results as the unpacked
+// kernels up to summation order.
 bool pack_weight(WeightRef& w, PackedStore& store);
 
 // The activation type a weight type is multiplied with (as GGML's vec_dot_type): F32->F32,

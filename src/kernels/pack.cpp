@@ -38,21 +38,39 @@ uint8_t* PackedStore::alloc(size_t bytes) {
 }
 
 namespace detail {
-bool packed_kernels_available() {
-  static const bool ok = [] {
+bool packed_kernels_available(DType t) {
+  static const bool avx512 = [] {
     if (detected_isa() != Isa::AVX512) return false;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512vnni")) return false;
     const char* e = std::getenv("KVSCOPE_REPACK");
     return !(e && std::string(e) == "0");
   }();
-  return ok;
+  static const bool vnni = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vnni") != 0;
+  }();
+  if (t == DType::F32) return avx512;
+  return (t == DType::Q8_0 || t == DType::Q4_0) && avx512 && vnni;
 }
 }  // namespace detail
 
+namespace {
+bool pack_f32(WeightRef& w, PackedStore& store) {
+  const int64_t K = w.cols, groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
+  auto* out = reinterpret_cast<float*>(store.alloc(static_cast<size_t>(groups * K * detail::kPackRows) * sizeof(float)));
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  for (int64_t n = 0; n < w.rows; ++n) {
+    float* g = out + (n / detail::kPackRows) * K * detail::kPackRows + n % detail::kPackRows;
+    const uint8_t* row = src + static_cast<size_t>(n * K) * sizeof(float);
+    for (int64_t k = 0; k < K; ++k) std::memcpy(g + k * detail::kPackRows, row + k * sizeof(float), sizeof(float));
+  }
+  w.packed = out;
+  return true;
+}
+}  // namespace
+
 bool pack_weight(WeightRef& w, PackedStore& store) {
-  if ((w.type != DType::Q8_0 && w.type != DType::Q4_0) || !w.data || w.rows <= 0 || w.cols <= 0) return false;
-  if (!detail::packed_kernels_available()) return false;
+  if (!w.data || w.rows <= 0 || w.cols <= 0 || w.packed || !detail::packed_kernels_available(w.type)) return false;
+  if (w.type == DType::F32) return pack_f32(w, store);
   const bool q4 = w.type == DType::Q4_0;
   const int64_t nb = w.cols / 32;
   const int64_t groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;

@@ -1,0 +1,119 @@
+// AVX-512 matmul over packed F32 weights (pack_weight): groups of 16 rows stored column by
+// column, so one 64-byte load is element k of 16 output rows and y[16 rows] += w[k] * x[k] is one
+// FMA with a broadcast activation. Decode reads each group as one sequential stream (row-major
+// tiles read 8 rows at a time gave the prefetcher 8 short streams); prefill runs a register tile
+// of 2 groups x 8 activation rows over L1-sized chunks of K, reusing each weight load 8 times.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/internal.h"
+
+namespace kvscope::kernels::detail::avx512 {
+
+namespace {
+
+inline __mmask16 lane_mask(int64_t n0, int64_t n1, int64_t r0) {
+  const int64_t lo = std::max(n0, r0) - r0, hi = std::min(n1, r0 + kPackRows) - r0;
+  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+// One group, one activation row, all of K: four accumulators over k mod 4 hide the FMA latency.
+void gemv_group(const float* w, const float* x, int64_t K, float* y, __mmask16 lanes) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t k = 0;
+  for (; k + 4 <= K; k += 4) {
+    a0 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k), _mm512_set1_ps(x[k]), a0);
+    a1 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k + 16), _mm512_set1_ps(x[k + 1]), a1);
+    a2 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k + 32), _mm512_set1_ps(x[k + 2]), a2);
+    a3 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k + 48), _mm512_set1_ps(x[k + 3]), a3);
+  }
+  for (; k < K; ++k) a0 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k), _mm512_set1_ps(x[k]), a0);
+  _mm512_mask_storeu_ps(y, lanes, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+struct Tile {
+  const float* w;   // first group's column k0
+  int64_t gs;       // floats between groups
+  const float* x;   // activation row m0, column k0
+  int64_t ldx;
+  int64_t kc;
+  float* y;         // row m0, first group's first row
+  int64_t ldy;
+  __mmask16 lanes[2];
+  bool add;         // accumulate into y (not the first chunk of K)
+};
+
+template <int RG, int RM>
+void tile(const Tile& t) {
+  __m512 acc[RM][RG];
+  for (int j = 0; j < RM; ++j)
+    for (int i = 0; i < RG; ++i)
+      acc[j][i] = t.add ? _mm512_maskz_loadu_ps(t.lanes[i], t.y + j * t.ldy + 16 * i) : _mm512_setzero_ps();
+  for (int64_t k = 0; k < t.kc; ++k) {
+    __m512 w[RG];
+    for (int i = 0; i < RG; ++i) w[i] = _mm512_load_ps(t.w + i * t.gs + 16 * k);
+    for (int j = 0; j < RM; ++j) {
+      const __m512 xb = _mm512_set1_ps(t.x[j * t.ldx + k]);
+      for (int i = 0; i < RG; ++i) acc[j][i] = _mm512_fmadd_ps(w[i], xb, acc[j][i]);
+    }
+  }
+  for (int j = 0; j < RM; ++j)
+    for (int i = 0; i < RG; ++i) _mm512_mask_storeu_ps(t.y + j * t.ldy + 16 * i, t.lanes[i], acc[j][i]);
+}
+
+template <int RG>
+void tile_disp(int rm, const Tile& t) {
+  switch (rm) {
+    case 1: return tile<RG, 1>(t);
+    case 2: return tile<RG, 2>(t);
+    case 3: return tile<RG, 3>(t);
+    case 4: return tile<RG, 4>(t);
+    case 5: return tile<RG, 5>(t);
+    case 6: return tile<RG, 6>(t);
+    case 7: return tile<RG, 7>(t);
+    default: return tile<RG, 8>(t);
+  }
+}
+
+}  // namespace
+
+void packed_f32_matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  const auto* w = reinterpret_cast<const float*>(m.packed);
+  const int64_t K = m.K, gs = K * kPackRows;
+  const int64_t g0 = n0 / kPackRows, g1 = (n1 + kPackRows - 1) / kPackRows;
+  if (m.M == 1) {
+    for (int64_t g = g0; g < g1; ++g)
+      gemv_group(w + g * gs, m.x.f, K, m.y + g * kPackRows, lane_mask(n0, n1, g * kPackRows));
+    return;
+  }
+  constexpr int RM = 8;
+  const int64_t KC = K <= 192 ? K : 128;  // 2 groups x 128 columns x 64 bytes = 16 KiB of L1
+  for (int64_t k0 = 0; k0 < K; k0 += KC) {
+    Tile t{};
+    t.gs = gs;
+    t.ldx = m.x.ldf;
+    t.ldy = m.ldy;
+    t.kc = std::min(KC, K - k0);
+    t.add = k0 > 0;
+    for (int64_t g = g0; g < g1; g += 2) {
+      const int rg = g + 1 < g1 ? 2 : 1;
+      t.w = w + g * gs + k0 * kPackRows;
+      t.lanes[0] = lane_mask(n0, n1, g * kPackRows);
+      t.lanes[1] = rg == 2 ? lane_mask(n0, n1, (g + 1) * kPackRows) : 0;
+      for (int64_t m0 = 0; m0 < m.M; m0 += RM) {
+        const int rm = static_cast<int>(std::min<int64_t>(RM, m.M - m0));
+        t.x = m.x.f + m0 * m.x.ldf + k0;
+        t.y = m.y + m0 * m.ldy + g * kPackRows;
+        if (rg == 2)
+          tile_disp<2>(rm, t);
+        else
+          tile_disp<1>(rm, t);
+      }
+    }
+  }
+}
+
+}  // namespace kvscope::kernels::detail::avx512
