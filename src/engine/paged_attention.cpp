@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/attention_block.h"
 #include "kernels/kernels.h"
 
 namespace kvscope {
@@ -17,6 +18,8 @@ struct Ops {
   // Quantized blocks are read in place by these.
   void (*kdot)(const KVBlockRef&, int, int, int, const float*, float, float*);
   void (*vaxpy)(const KVBlockRef&, int, int, int, const float*, float*);
+  // F32 rows a block at a time (attn::block_*) instead of one dot/axpy per position and head.
+  bool blockwise = false;
 };
 
 // F32 blocks (and K still in F32 staging) go through the F32 ops, in the contiguous attention's
@@ -33,8 +36,9 @@ const float* block_rows(const PagedKVCache& kv, int layer, bool is_k, BlockId b,
   return static_cast<const float*>(is_k ? kv.k_row(layer, b, 0) : kv.v_row(layer, b, 0)) + head_off;
 }
 
-// One (sequence, token, KV head) item. The arithmetic per query head (dot, scale, softmax, then
-// axpy in position order) is the contiguous attention's, so F32 results match it exactly.
+// One (sequence, token, KV head) item. Per query head: dot, scale, softmax, then the weighted sum
+// in position order. Without `blockwise` the F32 arithmetic is the contiguous attention's exactly
+// (the reference); the block-wise loops differ from it only in summation order.
 void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, const float* q, const SeqAttention& sq,
                 int t, int kvh, float* out, float* scores, int max_pos, const Ops& ops) {
   const int qdim = s.n_head * s.head_dim, hd = s.head_dim;
@@ -54,6 +58,10 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
     }
     int stride;
     const float* k = block_rows(kv, layer, true, b, kvh * hd, &stride);
+    if (ops.blockwise) {
+      attn::block_scores(k, stride, n, qrow, hd, group, scale, scores + j, max_pos);
+      continue;
+    }
     for (int i = 0; i < n; ++i)
       for (int g = 0; g < group; ++g)
         scores[static_cast<size_t>(g) * max_pos + j + i] = ops.dot(qrow + g * hd, k + static_cast<size_t>(i) * stride, hd) * scale;
@@ -72,6 +80,10 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
     }
     int stride;
     const float* v = block_rows(kv, layer, false, b, kvh * hd, &stride);
+    if (ops.blockwise) {
+      attn::block_weighted_sum(v, stride, n, scores + j, max_pos, hd, group, orow);
+      continue;
+    }
     for (int i = 0; i < n; ++i)
       for (int g = 0; g < group; ++g)
         ops.axpy(scores[static_cast<size_t>(g) * max_pos + j + i], v + static_cast<size_t>(i) * stride, orow + g * hd, hd);
@@ -101,7 +113,10 @@ void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s,
       item_tok.push_back(t);
     }
   const int64_t n_work = static_cast<int64_t>(item_seq.size()) * s.n_head_kv;
-  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot, kv_axpy};
+  // The block-wise F32 loops exist for AVX-512; elsewhere the per-position ops (AVX2) are faster
+  // than their scalar versions.
+  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot, kv_axpy,
+                kernels::active_isa() == kernels::Isa::AVX512};
   pool.run([&](int ith, int nth) {
     float* scores = scratch.data() + per_thread * ith;
     for (int64_t w = ith; w < n_work; w += nth) {

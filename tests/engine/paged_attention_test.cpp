@@ -75,12 +75,10 @@ void check(DType type, const std::vector<int>& lens, const std::vector<int>& n_n
                 expect.data() + static_cast<size_t>(seqs[i].row0) * qd, sc.data(), pool);
     }
     for (size_t i = 0; i < q.size(); ++i) {
-      // F32: same kernels, same order, so the paged read is exact against the contiguous reference.
-      // F16 blocks go through the fused F16 loops (another summation order).
-      if (type == DType::F32)
-        ASSERT_EQ(out[i], expect[i]) << "layer " << l << " element " << i;
-      else
-        ASSERT_NEAR(out[i], expect[i], 1e-5f * (1 + std::fabs(expect[i]))) << "layer " << l << " element " << i;
+      // The fast path sums in another order than the contiguous reference (block-wise F32 loops on
+      // AVX-512, fused F16 loops), so it agrees to rounding; the scalar paged reference (below)
+      // keeps the contiguous attention's order.
+      ASSERT_NEAR(out[i], expect[i], 1e-5f * (1 + std::fabs(expect[i]))) << "layer " << l << " element " << i;
       ASSERT_NEAR(out_ref[i], expect[i], 1e-5f) << "layer " << l << " element " << i;
     }
   }
