@@ -153,8 +153,7 @@ void kc_params(const KVBlockRef& b, int off, int n, float* scale, float* min) {
   for (int c = 0; c < n; ++c) scale[c] = fp16_to_fp32(kc_scales(b)[off + c]), min[c] = fp16_to_fp32(kc_mins(b)[off + c]);
 }
 
-void vg_params(KVType t, const uint8_t* row, int kv_dim, int g, float* scale, float* min) {
-  (void)kv_dim;
+void vg_params(KVType t, const uint8_t* row, int g, float* scale, float* min) {
   if (kv_compact(t)) {
     *scale = log_scales()[row[2 * g]];
     *min = *scale * static_cast<float>(static_cast<int8_t>(row[2 * g + 1]));
@@ -424,7 +423,7 @@ void kv_dequantize_row(const KVBlockRef& b, int row, float* y) {
       const uint8_t* codes = d + (row_stride(b.type, D) - packed_bytes(b.type, D));
       for (int c = 0; c < D; ++c) {
         float s, m;
-        vg_params(b.type, d, D, c / G, &s, &m);
+        vg_params(b.type, d, c / G, &s, &m);
         y[c] = m + s * static_cast<float>(get_code(codes, c, bits));
       }
       return;

@@ -127,7 +127,7 @@ bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float*
       float bias = 0;
       for (int i = 0; i < n; ++i) {
         float sg, mg;
-        kvq::vg_params(b.type, b.data + stride * i, b.kv_dim, g, &sg, &mg);
+        kvq::vg_params(b.type, b.data + stride * i, g, &sg, &mg);
         w[i] = p[i] * sg;
         bias += p[i] * mg;
       }

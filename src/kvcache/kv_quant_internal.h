@@ -50,7 +50,7 @@ void kc_params(const KVBlockRef& b, int off, int n, float* scale, float* min);
 // 8-bit log-scales: 2^(e/12 - 14), 0 for e = 0.
 const float* log_scales();
 // Scale and min of group g of a per-token-group row (INT4/INT2 and their compact forms as V).
-void vg_params(KVType t, const uint8_t* row, int kv_dim, int g, float* scale, float* min);
+void vg_params(KVType t, const uint8_t* row, int g, float* scale, float* min);
 
 inline float load_f32(const uint8_t* p) {
   float f;
