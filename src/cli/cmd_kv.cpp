@@ -124,7 +124,7 @@ void add_kv_calibrate_command(CLI::App& app) {
   cmd->add_option("--bits", o->bits, "Average stored bits per K/V element, scales included")
       ->check(CLI::Range(1.0, 32.0))
       ->capture_default_str();
-  cmd->add_option("--candidates", o->candidates, "Comma-separated candidate types (default f16,fp8_e4m3,int8,int4,int2)");
+  cmd->add_option("--candidates", o->candidates, "Comma-separated candidate types (default f16,fp8_e4m3c,int8,fp8_e4m3,int4,int4c,int2,int2c)");
   cmd->add_option("-o,--output", o->out, "Write the map here (default: stdout)");
   cmd->add_flag("-q,--quiet", o->quiet, "No sensitivity table on stderr");
   cmd->callback([o] {

@@ -98,7 +98,8 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
   const HParams& hp = model.hparams();
   const int L = hp.n_layer, D = hp.n_kv_dim();
   if (candidates.empty())
-    candidates = {KVType::F16, KVType::FP8_E4M3, KVType::INT8, KVType::INT4, KVType::INT2};
+    candidates = {KVType::F16, KVType::FP8_E4M3C, KVType::INT8, KVType::FP8_E4M3, KVType::INT4,
+                  KVType::INT4C, KVType::INT2, KVType::INT2C};
   const int C = static_cast<int>(candidates.size());
   KVCalibration r;
   r.candidates = candidates;

@@ -45,7 +45,7 @@ struct KVCalibration {
   // kl[(layer * 2 + (is_k ? 0 : 1)) * candidates.size() + c]
   std::vector<double> kl;
 };
-// Candidates default to f16, fp8_e4m3, int8, int4, int2. InputError when the budget is below what
+// Candidates default to f16, fp8_e4m3c, int8, fp8_e4m3, int4, int4c, int2, int2c. InputError when the budget is below what
 // the smallest candidates take. progress(i, n) is called after each measurement.
 KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double bits, int threads,
                            std::vector<KVType> candidates = {}, int block_size = 16,

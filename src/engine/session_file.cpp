@@ -121,7 +121,7 @@ std::vector<int32_t> load_session_file(const std::string& path, uint64_t fingerp
   for (int l = 0; l < kv.n_layer(); ++l) {
     const auto k = r.get<uint32_t>(), v = r.get<uint32_t>();
     if (k != static_cast<uint32_t>(kv.k_type(l)) || v != static_cast<uint32_t>(kv.v_type(l))) {
-      auto name = [](uint32_t t) { return t <= 7 ? kv_type_name(static_cast<KVType>(t)) : "?"; };
+      auto name = [](uint32_t t) { return t < kKVTypeCount ? kv_type_name(static_cast<KVType>(t)) : "?"; };
       throw InputError("session file KV element types (layer " + std::to_string(l) + ": k=" + name(k) + " v=" + name(v) +
                        ") do not match this engine's (k=" + kv_type_name(kv.k_type(l)) + " v=" +
                        kv_type_name(kv.v_type(l)) + "); use the same --cache-type-k/--cache-type-v/--kv-layer-types");

@@ -11,7 +11,16 @@
 //                        the block fills, the partial block is kept in F32 staging until then
 //   INT4 / INT2 as V     per-token groups of kv_group(kv_dim) channels: rows of
 //                        [n_groups x (f16 scale, f16 min)][kv_dim packed codes]
+//   FP8_E4M3C as K       per-channel centred FP8 (keys carry large per-channel offsets, and FP8's
+//                        error is relative): [kv_dim f16 block mean][block_size rows of kv_dim
+//                        E4M3 bytes of k - mean]; staged and quantized when the block fills
+//   FP8_E4M3C as V       the FP8_E4M3 rows
+//   INT4C / INT2C as K   INT4/INT2 K with 8-bit parameters: [kv_dim u8 log-scale][kv_dim u8 min
+//                        index][n_groups x (f16 base, f16 step)][codes]; min = base + step * index
+//   INT4C / INT2C as V   rows of [n_groups x (u8 log-scale, i8 zero point z)][packed codes];
+//                        value = scale * (code + z)
 // Packed codes: channel c of a row in byte c*bits/8, lowest bits first. value = min + scale * code.
+// An 8-bit log-scale e stands for 2^(e/12 - 14) (0 for e = 0): 6% steps from 6e-5 to 152.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +29,11 @@
 namespace kvscope {
 
 // Values are stored in session files: never renumber.
-enum class KVType : uint8_t { F32 = 0, F16 = 1, BF16 = 2, FP8_E4M3 = 3, FP8_E5M2 = 4, INT8 = 5, INT4 = 6, INT2 = 7 };
+enum class KVType : uint8_t {
+  F32 = 0, F16 = 1, BF16 = 2, FP8_E4M3 = 3, FP8_E5M2 = 4, INT8 = 5, INT4 = 6, INT2 = 7,
+  FP8_E4M3C = 8, INT4C = 9, INT2C = 10
+};
+constexpr int kKVTypeCount = 11;
 
 struct KVLayerType {
   KVType k = KVType::F32, v = KVType::F32;
@@ -28,14 +41,18 @@ struct KVLayerType {
 };
 
 const char* kv_type_name(KVType t);
-// f32 f16 bf16 fp8_e4m3 (fp8) fp8_e5m2 int8 (q8_0, q8) int4 (q4_0, q4) int2 (q2); InputError otherwise.
+// f32 f16 bf16 fp8_e4m3 (fp8) fp8_e5m2 int8 (q8_0, q8) int4 (q4_0, q4) int2 (q2) fp8_e4m3c (fp8c)
+// int4c int2c; InputError otherwise.
 KVType kv_type_from_name(const std::string& name);
 // Names accepted by kv_type_from_name, for messages and help.
 const char* kv_type_names();
 
-// K of INT4/INT2 is grouped over tokens (per channel), so its blocks are written whole.
-inline bool kv_grouped_by_channel(KVType t, bool is_k) { return is_k && (t == KVType::INT4 || t == KVType::INT2); }
-int kv_code_bits(KVType t);  // 4 or 2 for INT4 / INT2, else 0
+// K of INT4/INT2(C) and FP8_E4M3C is grouped over tokens (per channel), so its blocks are written whole.
+inline bool kv_grouped_by_channel(KVType t, bool is_k) {
+  return is_k && (t == KVType::INT4 || t == KVType::INT2 || t == KVType::FP8_E4M3C || t == KVType::INT4C || t == KVType::INT2C);
+}
+int kv_code_bits(KVType t);  // 4 or 2 for INT4(C) / INT2(C), else 0
+inline bool kv_compact(KVType t) { return t == KVType::INT4C || t == KVType::INT2C; }
 int kv_group(int kv_dim);    // channels per V group of INT4/INT2 (32, 16 or 8); InputError otherwise
 
 // Bytes of one block (block_size rows) of K (is_k) or V in type t; InputError if kv_dim does not fit.
@@ -54,8 +71,10 @@ struct KVBlockRef {
 
 // Row-wise quantizers (every layout but per-channel K): writes row `row` of the block at `block`.
 void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim);
-// Per-channel K: quantizes all block_size rows (row-major [block_size x kv_dim] floats).
-void kv_quantize_block(KVType t, const float* rows, uint8_t* block, int kv_dim, int block_size);
+// Per-channel K (kv_grouped_by_channel): quantizes all block_size rows (row-major [block_size x kv_dim] floats).
+// reuse: `block` already holds this block quantized (it is being rewritten after a truncation); its
+// parameters are kept when every row fits them, so rows that did not change get their codes back.
+void kv_quantize_block(KVType t, const float* rows, uint8_t* block, int kv_dim, int block_size, bool reuse = false);
 // Dequantizes row `row` (kv_dim floats) of any layout.
 void kv_dequantize_row(const KVBlockRef& b, int row, float* y);
 

@@ -30,7 +30,8 @@ inline __m256 load8(KVType t, const uint8_t* d, int c) {
       return _mm256_castsi256_ps(
           _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 2 * c))), 16));
     case KVType::FP8_E5M2: return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(load64(d + c)), 8));
-    case KVType::FP8_E4M3: {
+    case KVType::FP8_E4M3:
+    case KVType::FP8_E4M3C: {
       const __m128i x = _mm_cvtepu8_epi16(load64(d + c));
       const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x80)), 8),
                                      _mm_slli_epi16(_mm_and_si128(x, _mm_set1_epi16(0x7F)), 7));
@@ -56,7 +57,7 @@ inline __m256 codes8(int bits, const uint8_t* codes, int c) {
 }
 
 inline float row_scale(KVType t, const uint8_t* d) {
-  return t == KVType::INT8 ? load_f32(d) : t == KVType::FP8_E4M3 ? 256.0f : 1.0f;
+  return t == KVType::INT8 ? load_f32(d) : t == KVType::FP8_E4M3 || t == KVType::FP8_E4M3C ? 256.0f : 1.0f;
 }
 
 bool shape_ok(const KVBlockRef& b, int n, int off, int hd) {
@@ -69,21 +70,36 @@ bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float s
   if (!shape_ok(b, n, off, hd)) return false;
   if (kv_grouped_by_channel(b.type, b.is_k)) {
     // k = min + s * code per channel: q.k = sum (q*s) code + sum q*min, the second term per block.
+    // FP8_E4M3C: k = mean + e4m3, the E4M3 byte read as fp16 times 256 (folded into q the same way).
     alignas(32) float qs[kMaxHead];
     __m256 qm = _mm256_setzero_ps();
-    const uint16_t* sc = kvq::kc_scales(b) + off;
-    const uint16_t* mn = kvq::kc_mins(b) + off;
-    for (int c = 0; c < hd; c += 8) {
-      const __m256 qv = _mm256_loadu_ps(q + c);
-      _mm256_store_ps(qs + c, _mm256_mul_ps(qv, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c)))));
-      qm = _mm256_fmadd_ps(qv, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mn + c))), qm);
+    if (b.type == KVType::INT4 || b.type == KVType::INT2) {
+      const uint16_t* sc = kvq::kc_scales(b) + off;
+      const uint16_t* mn = kvq::kc_mins(b) + off;
+      for (int c = 0; c < hd; c += 8) {
+        const __m256 qv = _mm256_loadu_ps(q + c);
+        _mm256_store_ps(qs + c, _mm256_mul_ps(qv, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c)))));
+        qm = _mm256_fmadd_ps(qv, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mn + c))), qm);
+      }
+    } else {
+      alignas(32) float sc[kMaxHead], mn[kMaxHead];
+      kvq::kc_params(b, off, hd, sc, mn);
+      const __m256 f = _mm256_set1_ps(b.type == KVType::FP8_E4M3C ? 256.0f : 1.0f);
+      for (int c = 0; c < hd; c += 8) {
+        const __m256 qv = _mm256_loadu_ps(q + c);
+        _mm256_store_ps(qs + c, _mm256_mul_ps(qv, _mm256_mul_ps(_mm256_load_ps(sc + c), f)));
+        qm = _mm256_fmadd_ps(qv, _mm256_load_ps(mn + c), qm);
+      }
     }
     const float qm_sum = hsum(qm);
     const int bits = kv_code_bits(b.type);
     for (int i = 0; i < n; ++i) {
       const uint8_t* codes = kvq::kc_codes(b, i);
       __m256 acc = _mm256_setzero_ps();
-      for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qs + c), codes8(bits, codes, off + c), acc);
+      if (bits)
+        for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qs + c), codes8(bits, codes, off + c), acc);
+      else
+        for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qs + c), load8(KVType::FP8_E4M3, codes, off + c), acc);
       scores[i] = (hsum(acc) + qm_sum) * scale;
     }
     return true;
@@ -103,18 +119,19 @@ bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float*
   if (!shape_ok(b, n, off, hd) || kv_grouped_by_channel(b.type, b.is_k)) return false;
   const size_t stride = kvq::row_stride(b.type, b.kv_dim);
   if (const int bits = kv_code_bits(b.type)) {
-    // v = min_g + s_g * code per token group: out += sum_i (p_i s_ig) code + sum_i p_i min_ig.
+    // v = min_g + s_g * code per token group (INT4C: min = s z): out += sum_i (p_i s_ig) code + sum_i p_i min_ig.
     const int G = kv_group(b.kv_dim);
     alignas(32) float w[kMaxRows];
     for (int c = 0; c < hd; c += 8) {
       const int g = (off + c) / G;
       float bias = 0;
       for (int i = 0; i < n; ++i) {
-        const uint8_t* d = b.data + stride * i;
-        w[i] = p[i] * _cvtsh_ss(kvq::load_u16(d + 4 * g));
-        bias += p[i] * _cvtsh_ss(kvq::load_u16(d + 4 * g + 2));
+        float sg, mg;
+        kvq::vg_params(b.type, b.data + stride * i, g, &sg, &mg);
+        w[i] = p[i] * sg;
+        bias += p[i] * mg;
       }
-      const size_t code_off = 4 * static_cast<size_t>(b.kv_dim / G);
+      const size_t code_off = stride - kvq::packed_bytes(b.type, b.kv_dim);
       __m256 acc = _mm256_loadu_ps(out + c);
       for (int i = 0; i < n; ++i)
         acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i]), codes8(bits, b.data + stride * i + code_off, off + c), acc);

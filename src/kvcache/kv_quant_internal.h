@@ -20,19 +20,37 @@ inline size_t elem_bytes(KVType t) {
 // Bytes of one packed code row.
 inline size_t packed_bytes(KVType t, int kv_dim) { return static_cast<size_t>(kv_dim) * kv_code_bits(t) / 8; }
 
+// Groups of kv_group(kv_dim) channels in a row.
+inline size_t n_groups(int kv_dim) { return static_cast<size_t>(kv_dim / kv_group(kv_dim)); }
+
 // Row stride of row-layout blocks (everything but per-channel K).
 inline size_t row_stride(KVType t, int kv_dim) {
   if (t == KVType::INT8) return 4 + static_cast<size_t>(kv_dim);
-  if (t == KVType::INT4 || t == KVType::INT2) return 4 * static_cast<size_t>(kv_dim / kv_group(kv_dim)) + packed_bytes(t, kv_dim);
+  if (t == KVType::INT4 || t == KVType::INT2) return 4 * n_groups(kv_dim) + packed_bytes(t, kv_dim);
+  if (kv_compact(t)) return 2 * n_groups(kv_dim) + packed_bytes(t, kv_dim);
   return elem_bytes(t) * kv_dim;
 }
 
-// Per-channel K: scales, mins, then code rows.
+// Per-channel K: parameters, then block_size code rows.
+inline size_t kc_param_bytes(KVType t, int kv_dim) {
+  if (t == KVType::FP8_E4M3C) return 2 * static_cast<size_t>(kv_dim);  // f16 means
+  if (kv_compact(t)) return 2 * static_cast<size_t>(kv_dim) + 4 * n_groups(kv_dim);
+  return 4 * static_cast<size_t>(kv_dim);  // f16 scales, f16 mins
+}
+inline size_t kc_row_bytes(KVType t, int kv_dim) { return t == KVType::FP8_E4M3C ? kv_dim : packed_bytes(t, kv_dim); }
 inline const uint16_t* kc_scales(const KVBlockRef& b) { return reinterpret_cast<const uint16_t*>(b.data); }
 inline const uint16_t* kc_mins(const KVBlockRef& b) { return reinterpret_cast<const uint16_t*>(b.data) + b.kv_dim; }
 inline const uint8_t* kc_codes(const KVBlockRef& b, int row) {
-  return b.data + 4 * static_cast<size_t>(b.kv_dim) + row * packed_bytes(b.type, b.kv_dim);
+  return b.data + kc_param_bytes(b.type, b.kv_dim) + row * kc_row_bytes(b.type, b.kv_dim);
 }
+// Per-channel K parameters of channels [off, off + n) as floats: k = min + scale * code (FP8_E4M3C:
+// scale 1, min the channel mean, code the E4M3 value).
+void kc_params(const KVBlockRef& b, int off, int n, float* scale, float* min);
+
+// 8-bit log-scales: 2^(e/12 - 14), 0 for e = 0.
+const float* log_scales();
+// Scale and min of group g of a per-token-group row (INT4/INT2 and their compact forms as V).
+void vg_params(KVType t, const uint8_t* row, int g, float* scale, float* min);
 
 inline float load_f32(const uint8_t* p) {
   float f;

@@ -81,7 +81,7 @@ PagedKVCache::PagedKVCache(const PagedKVConfig& cfg)
       s.row_bytes = kv_grouped_by_channel(s.type, is_k) ? 0 : kvq::row_stride(s.type, kv_dim_);
       s.data.resize(nb * s.block_bytes);
     }
-    if (kv_grouped_by_channel(L.k.type, true)) L.stage.resize(nb);
+    if (kv_grouped_by_channel(L.k.type, true)) L.stage.resize(nb), L.restored.assign(nb, 0);
   }
 }
 
@@ -109,15 +109,18 @@ void PagedKVCache::write(int layer, BlockId b, int slot, const float* k, const f
     std::vector<float>& st = L.stage[b];
     if (slot == 0) {
       st.assign(block_size_ * D, 0.0f);
+      L.restored[b] = 0;
     } else if (st.empty()) {
       // Writing inside an already quantized block (after a truncation): continue from its values.
       st.resize(block_size_ * D);
       const KVBlockRef r = k_block(layer, b);
       for (int i = 0; i < block_size_; ++i) kv_dequantize_row(r, i, st.data() + i * D);
+      L.restored[b] = 1;
     }
     std::memcpy(st.data() + slot * D, k, sizeof(float) * D);
     if (slot == block_size_ - 1) {
-      kv_quantize_block(L.k.type, st.data(), kblock, kv_dim_, block_size_);
+      kv_quantize_block(L.k.type, st.data(), kblock, kv_dim_, block_size_, L.restored[b] != 0);
+      L.restored[b] = 0;
       std::vector<float>().swap(st);
     }
   }
@@ -129,7 +132,7 @@ void PagedKVCache::copy_block(BlockId src, BlockId dst) {
   for (Layer& L : layers_) {
     for (Store* s : {&L.k, &L.v})
       std::memcpy(s->data.data() + dst * s->block_bytes, s->data.data() + src * s->block_bytes, s->block_bytes);
-    if (!L.stage.empty()) L.stage[dst] = L.stage[src];
+    if (!L.stage.empty()) L.stage[dst] = L.stage[src], L.restored[dst] = L.restored[src];
   }
 }
 
@@ -147,18 +150,19 @@ void PagedKVCache::import_block(BlockId b, const uint8_t* src) {
       std::memcpy(s->data.data() + b * s->block_bytes, src, s->block_bytes);
       src += s->block_bytes;
     }
-    if (!L.stage.empty()) std::vector<float>().swap(L.stage[b]);
+    if (!L.stage.empty()) std::vector<float>().swap(L.stage[b]), L.restored[b] = 0;
   }
 }
 
-// Staging record: per layer with per-channel K, one byte (1: staged) and then the F32 rows.
+// Staging record: per layer with per-channel K, one byte (0: none, 1: staged, 2: staged and restored
+// from the quantized block) and then the F32 rows.
 std::vector<uint8_t> PagedKVCache::export_staging(BlockId b) const {
   std::vector<uint8_t> out;
   bool any = false;
   for (const Layer& L : layers_) {
     if (L.stage.empty()) continue;
     const auto& st = L.stage[b];
-    out.push_back(st.empty() ? 0 : 1);
+    out.push_back(st.empty() ? 0 : L.restored[b] ? 2 : 1);
     if (st.empty()) continue;
     any = true;
     const auto* p = reinterpret_cast<const uint8_t*>(st.data());
@@ -177,8 +181,9 @@ void PagedKVCache::import_staging(BlockId b, const uint8_t* src, size_t n) {
     if (off >= n) throw InputError("session file damaged (staging)");
     const uint8_t flag = src[off++];
     if (!flag) continue;
-    if (flag != 1 || off + rows * sizeof(float) > n) throw InputError("session file damaged (staging)");
+    if (flag > 2 || off + rows * sizeof(float) > n) throw InputError("session file damaged (staging)");
     L.stage[b].resize(rows);
+    L.restored[b] = flag == 2;
     std::memcpy(L.stage[b].data(), src + off, rows * sizeof(float));
     off += rows * sizeof(float);
   }

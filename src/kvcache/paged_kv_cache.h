@@ -6,7 +6,9 @@
 // K of INT4/INT2 is quantized per channel over a block's tokens, so a block that is not full yet
 // keeps its K rows in F32 staging (KIVI's full-precision residual); the block is quantized when its
 // last slot is written and the staging is freed. Staging lives outside the pool's byte budget and
-// exists only for partial blocks (about one per running sequence).
+// exists only for partial blocks (about one per running sequence). A quantized block written into
+// again (after a truncation) is restored into staging and, when it fills, quantized with its old
+// parameters where the rows fit them, so the rows that did not change keep their codes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -86,6 +88,8 @@ class PagedKVCache {
   struct Layer {
     Store k, v;
     std::vector<std::vector<float>> stage;  // per block; only for per-channel K
+    // Per block: its staging was restored from the quantized block (which keeps its parameters).
+    std::vector<uint8_t> restored;
   };
   const void* row(const Store& s, BlockId b, int slot) const {
     return s.data.data() + static_cast<size_t>(b) * s.block_bytes + static_cast<size_t>(slot) * s.row_bytes;

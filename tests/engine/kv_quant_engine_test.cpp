@@ -21,17 +21,19 @@ using namespace kvscope;
 namespace {
 
 const KVType kQuant[] = {KVType::F16, KVType::BF16, KVType::FP8_E4M3, KVType::FP8_E5M2,
-                         KVType::INT8, KVType::INT4, KVType::INT2};
+                         KVType::INT8, KVType::INT4, KVType::INT2, KVType::FP8_E4M3C, KVType::INT4C, KVType::INT2C};
 
 // Relative RMS error of attention outputs each type may have on N(0,1) K/V.
 double tolerance(KVType t) {
   switch (t) {
     case KVType::F16: return 2e-3;
     case KVType::BF16: return 1e-2;
-    case KVType::FP8_E4M3: return 6e-2;
+    case KVType::FP8_E4M3:
+    case KVType::FP8_E4M3C: return 6e-2;
     case KVType::FP8_E5M2: return 1.2e-1;
     case KVType::INT8: return 2e-2;
-    case KVType::INT4: return 1.5e-1;
+    case KVType::INT4:
+    case KVType::INT4C: return 1.6e-1;
     default: return 6e-1;
   }
 }
@@ -159,7 +161,9 @@ TEST(KVQuantEngine, MixedLayerTypesRunAndStayCloseToF32) {
 // A session saved while its last block is partial (INT4 K still in staging) continues exactly as
 // the engine that never saved it.
 TEST(KVQuantEngine, SessionSavedInOneTypeRestoresAndContinuesIdentically) {
-  for (KVCacheTypes t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::FP8_E4M3, KVType::INT8)}) {
+  for (KVCacheTypes t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::FP8_E4M3, KVType::INT8),
+                         KVCacheTypes(KVType::FP8_E4M3C, KVType::FP8_E4M3C), KVCacheTypes(KVType::INT4C, KVType::INT4C),
+                         KVCacheTypes(KVType::INT2C, KVType::INT4C)}) {
     const std::string file = (test::temp_dir() / "kvq.kvsession").string();
     auto t1 = prompt(30, 5);
     std::vector<int32_t> history, cont_a, cont_b;
@@ -199,7 +203,7 @@ TEST(KVQuantEngine, SessionSavedInOneTypeRestoresAndContinuesIdentically) {
 // the logits of recomputing with the same types.
 TEST(KVQuantEngine, PrefixCacheAndCopyOnWriteMatchRecomputation) {
   for (KVCacheTypes t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::INT8, KVType::INT2),
-                         KVCacheTypes(KVType::FP8_E5M2, KVType::BF16)}) {
+                         KVCacheTypes(KVType::FP8_E5M2, KVType::BF16), KVCacheTypes(KVType::FP8_E4M3C, KVType::INT4C)}) {
     Engine cached(tiny_model(), params(t, true));
     auto shared = prompt(48, 1);
     auto b = shared;
@@ -219,17 +223,19 @@ TEST(KVQuantEngine, PrefixCacheAndCopyOnWriteMatchRecomputation) {
 // Truncating inside a block whose INT4 K is already quantized and continuing restores its rows into
 // staging: the continuation stays close to computing the whole text at once.
 TEST(KVQuantEngine, TruncateInsideAQuantizedBlockContinues) {
-  const KVCacheTypes t(KVType::INT4, KVType::INT4);
-  auto text = prompt(40, 3);
-  Context whole(tiny_model(), {64, 2, 512, t});
-  const std::vector<float> ref = whole.eval(text);
-  Context ctx(tiny_model(), {64, 2, 512, t});
-  ctx.eval(text);
-  ctx.truncate(20);
-  const std::vector<float> got = ctx.eval(std::vector<int32_t>(text.begin() + 20, text.end()));
-  float scale = 0;
-  for (float x : ref) scale = std::max(scale, std::fabs(x));
-  EXPECT_LT(max_diff(ref, got), 0.05f * scale);
+  for (const KVCacheTypes& t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::FP8_E4M3C, KVType::INT4C),
+                               KVCacheTypes(KVType::INT4C, KVType::INT4C)}) {
+    auto text = prompt(40, 3);
+    Context whole(tiny_model(), {64, 2, 512, t});
+    const std::vector<float> ref = whole.eval(text);
+    Context ctx(tiny_model(), {64, 2, 512, t});
+    ctx.eval(text);
+    ctx.truncate(20);
+    const std::vector<float> got = ctx.eval(std::vector<int32_t>(text.begin() + 20, text.end()));
+    float scale = 0;
+    for (float x : ref) scale = std::max(scale, std::fabs(x));
+    EXPECT_LT(max_diff(ref, got), 0.05f * scale) << t.describe();
+  }
 }
 
 TEST(KVCalibrate, PicksTypesWithinTheBudgetAtTheLeastDivergence) {

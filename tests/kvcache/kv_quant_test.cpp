@@ -16,7 +16,7 @@ using namespace kvscope;
 namespace {
 
 const KVType kAll[] = {KVType::F32, KVType::F16, KVType::BF16, KVType::FP8_E4M3, KVType::FP8_E5M2,
-                       KVType::INT8, KVType::INT4, KVType::INT2};
+                       KVType::INT8, KVType::INT4, KVType::INT2, KVType::FP8_E4M3C, KVType::INT4C, KVType::INT2C};
 
 std::vector<float> randn(size_t n, std::mt19937& rng, float sigma = 1.0f) {
   std::normal_distribution<float> d(0.0f, sigma);
@@ -36,8 +36,9 @@ std::vector<uint8_t> fill_block(KVType t, bool is_k, const std::vector<float>& r
 }
 
 // The largest error a value may have after a round trip through type t, given the values it was
-// quantized with (its row for per-token types, its channel for per-channel K).
-float bound(KVType t, float x, float mn, float mx) {
+// quantized with (its row for per-token types, its channel for per-channel K); blk_amax is the
+// largest magnitude in the block (the compact K's min index steps over its group's mins).
+float bound(KVType t, bool is_k, float x, float mn, float mx, float blk_amax) {
   const float amax = std::max(std::fabs(mn), std::fabs(mx));
   switch (t) {
     case KVType::F32: return 0;
@@ -48,6 +49,16 @@ float bound(KVType t, float x, float mn, float mx) {
     case KVType::INT8: return amax / 254.0f * 1.0001f + 1e-7f;
     case KVType::INT4: return (mx - mn) / 30.0f * 1.002f + amax * 0x1p-10f + 1e-6f;
     case KVType::INT2: return (mx - mn) / 6.0f * 1.002f + amax * 0x1p-10f + 1e-6f;
+    case KVType::FP8_E4M3C:  // K: E4M3 of the distance to the channel mean
+      return is_k ? std::max((mx - mn) * 0x1p-4f, 0x1p-10f) : std::max(std::fabs(x) * 0x1p-4f, 0x1p-10f);
+    case KVType::INT4C:
+    case KVType::INT2C: {
+      const float levels = t == KVType::INT4C ? 15.0f : 3.0f;
+      // Scales round up by at most one 2^(1/12) step; K's min sits up to one index step (2 amax / 255)
+      // below the channel's; V's integer zero point costs up to one level.
+      if (is_k) return (mx - mn + blk_amax / 127.0f) / levels * 0.5f * 1.06f + 1e-6f;
+      return std::max((mx - mn) / (levels - 1), amax / 127.0f) * 0.5f * 1.06f + 1e-6f;
+    }
   }
   return 0;
 }
@@ -64,6 +75,8 @@ TEST(KVQuant, RoundTripStaysWithinEachTypesErrorBound) {
       const auto blk = fill_block(t, is_k, rows, D, bs);
       const KVBlockRef r{t, is_k, blk.data(), D, bs};
       std::vector<float> y(D);
+      float blk_amax = 0;
+      for (float v : rows) blk_amax = std::max(blk_amax, std::fabs(v));
       double err2 = 0;
       for (int i = 0; i < bs; ++i) {
         kv_dequantize_row(r, i, y.data());
@@ -76,7 +89,7 @@ TEST(KVQuant, RoundTripStaysWithinEachTypesErrorBound) {
             for (int j = g0; j < g0 + G; ++j) mn = std::min(mn, rows[i * D + j]), mx = std::max(mx, rows[i * D + j]);
           }
           const float x = rows[i * D + c];
-          ASSERT_LE(std::fabs(y[c] - x), bound(t, x, mn, mx)) << kv_type_name(t) << (is_k ? " K" : " V") << " row " << i << " ch " << c;
+          ASSERT_LE(std::fabs(y[c] - x), bound(t, is_k, x, mn, mx, blk_amax)) << kv_type_name(t) << (is_k ? " K" : " V") << " row " << i << " ch " << c;
           err2 += double(y[c] - x) * (y[c] - x);
         }
       }
@@ -114,6 +127,11 @@ TEST(KVQuant, BytesPerElementShrinkWithTheType) {
   EXPECT_NEAR(kv_bits(KVType::INT4, true, D, bs), 6.0, 1e-9);   // per-channel fp16 scale+min over 16 tokens
   EXPECT_NEAR(kv_bits(KVType::INT4, false, D, bs), 5.0, 1e-9);  // fp16 scale+min per 32 channels
   EXPECT_NEAR(kv_bits(KVType::INT2, false, D, bs), 3.0, 1e-9);
+  EXPECT_NEAR(kv_bits(KVType::FP8_E4M3C, true, D, bs), 9.0, 1e-9);   // + f16 channel mean over 16 tokens
+  EXPECT_NEAR(kv_bits(KVType::FP8_E4M3C, false, D, bs), 8.0, 1e-9);
+  EXPECT_NEAR(kv_bits(KVType::INT4C, true, D, bs), 5.0625, 1e-9);    // + u8 scale, u8 min index; f16 base+step per 32 ch
+  EXPECT_NEAR(kv_bits(KVType::INT4C, false, D, bs), 4.5, 1e-9);      // + u8 scale, i8 zero per 32 channels
+  EXPECT_NEAR(kv_bits(KVType::INT2C, false, D, bs), 2.5, 1e-9);
   EXPECT_THROW(kv_block_bytes(KVType::INT4, false, 12, bs), InputError);
 }
 
@@ -151,6 +169,10 @@ TEST(KVTypeMap, NamesAndMapsParseAndBadOnesAreNamed) {
   EXPECT_EQ(kv_type_from_name("fp8"), KVType::FP8_E4M3);
   EXPECT_EQ(kv_type_from_name("Q8_0"), KVType::INT8);
   EXPECT_EQ(kv_type_from_name("q4_0"), KVType::INT4);
+  EXPECT_EQ(kv_type_from_name("fp8c"), KVType::FP8_E4M3C);
+  EXPECT_EQ(kv_type_from_name("INT4C"), KVType::INT4C);
+  for (int i = 0; i < kKVTypeCount; ++i)  // every name parses back to its type
+    EXPECT_EQ(kv_type_from_name(kv_type_name(static_cast<KVType>(i))), static_cast<KVType>(i));
   auto msg = [](auto f) {
     try {
       f();
@@ -175,4 +197,50 @@ TEST(KVTypeMap, NamesAndMapsParseAndBadOnesAreNamed) {
   EXPECT_NE(msg([] { parse_kv_layer_types("3-1:f16"); }).find("empty layer range"), std::string::npos);
   EXPECT_NE(msg([] { parse_kv_layer_types("0:f17"); }).find("unknown type 'f17'"), std::string::npos);
   EXPECT_NE(msg([] { parse_kv_layer_types(""); }).find("empty map"), std::string::npos);
+}
+
+// Keys carry large per-channel offsets; FP8's error is relative, so centring each channel on its
+// block mean (fp8_e4m3c) shrinks the error far below plain FP8's.
+TEST(KVQuant, CentredFp8KeepsOffsetKeysCloserThanPlainFp8) {
+  std::mt19937 rng(3);
+  const int D = 64, bs = 16;
+  auto rows = randn(static_cast<size_t>(D) * bs, rng, 0.5f);
+  for (int i = 0; i < bs; ++i)
+    for (int c = 0; c < D; ++c) rows[i * D + c] += static_cast<float>(c % 7) * 3.0f - 9.0f;
+  auto rmse = [&](KVType t) {
+    const auto blk = fill_block(t, true, rows, D, bs);
+    const KVBlockRef r{t, true, blk.data(), D, bs};
+    std::vector<float> y(D);
+    double e2 = 0;
+    for (int i = 0; i < bs; ++i) {
+      kv_dequantize_row(r, i, y.data());
+      for (int c = 0; c < D; ++c) e2 += double(y[c] - rows[i * D + c]) * (y[c] - rows[i * D + c]);
+    }
+    return std::sqrt(e2 / (D * bs));
+  };
+  EXPECT_LT(rmse(KVType::FP8_E4M3C), 0.25 * rmse(KVType::FP8_E4M3));
+  EXPECT_LT(rmse(KVType::INT4C), 1.15 * rmse(KVType::INT4));  // 8-bit parameters cost little
+}
+
+// A block rewritten after a truncation keeps its parameters: re-quantizing its own dequantized rows
+// gives back the same bytes for every per-channel K type; a row outside them gets fresh parameters.
+TEST(KVQuant, RequantizingAQuantizedBlockKeepsItsCodes) {
+  std::mt19937 rng(5);
+  const int D = 64, bs = 16;
+  for (KVType t : kAll) {
+    if (!kv_grouped_by_channel(t, true)) continue;
+    auto rows = randn(static_cast<size_t>(D) * bs, rng, 2.0f);
+    auto blk = fill_block(t, true, rows, D, bs);
+    const auto orig = blk;
+    std::vector<float> deq(rows.size());
+    const KVBlockRef r{t, true, blk.data(), D, bs};
+    for (int i = 0; i < bs; ++i) kv_dequantize_row(r, i, deq.data() + static_cast<size_t>(i) * D);
+    kv_quantize_block(t, deq.data(), blk.data(), D, bs, true);
+    EXPECT_EQ(blk, orig) << kv_type_name(t);
+    deq[3] = 100.0f;  // out of channel 3's range: the block is quantized afresh, within bounds
+    kv_quantize_block(t, deq.data(), blk.data(), D, bs, true);
+    std::vector<float> y(D);
+    kv_dequantize_row(r, 0, y.data());
+    EXPECT_NEAR(y[3], 100.0f, 100.0f * 0.07f) << kv_type_name(t);
+  }
 }
