@@ -1,8 +1,10 @@
 // AVX-512 block-wise attention loops (see attention_block.h). Scores: four rows at a time, their
 // 16-lane partial dots reduced together by one transposing horizontal add. Weighted sum: each
 // 16-channel slice of a head's output stays in a register across all rows of the block.
+#if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include "engine/attention_block.h"

@@ -6,8 +6,10 @@
 // Q8_0/Q4_0 use VNNI (vpdpbusd) on pairs of 32-blocks: weights are made unsigned (q8 ^ 0x80, or the
 // raw q4 nibbles) and the bias is removed by starting the accumulator at -bias * sum(x_block).
 // GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm*_undefined_* helpers (GCC PR105593).
+#if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>
