@@ -54,8 +54,9 @@ inline size_t packed_scale_offset(DType t, int64_t b) {
 bool packed_kernels_available(DType t);  // AVX-512 (and VNNI for Q8_0/Q4_0), KVSCOPE_REPACK != 0
 namespace avx512 {
 void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);      // a.packed set, Q8_0/Q4_0
-void packed_f32_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, F32: 16-row
-}                                                                        // groups stored column by column
+// a.packed set, F32/F16/BF16: 16-row groups stored column by column
+void packed_float_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
+}
 
 // Computes y[m*ldy + n] for every m < M and n in [n0, n1). Called concurrently on disjoint ranges.
 using RowsFn = void (*)(const MatArgs& a, int64_t n0, int64_t n1);

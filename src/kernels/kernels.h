@@ -44,8 +44,8 @@ class PackedStore {
   size_t bytes_ = 0;
 };
 
-// Re-lays out a matrix for the AVX-512 kernels when the CPU has them: F32 in groups of 16 rows
-// stored column by column (one load is element k of 16 rows; a group is one sequential stream);
+// Re-lays out a matrix for the AVX-512 kernels when the CPU has them: F32/F16/BF16 in groups of
+// 16 rows stored column by column (one load is element k of 16 rows; a group is one sequential stream);
 // Q8_0/Q4_0 (with VNNI) in 16-row groups interleaved so that one vpdpbusd advances all 16 output
 // rows by 4 elements and the 16 rows' block scales are one vector (no horizontal sums, no scalar
 // scale loads). Sets w.packed and returns true; returns false and leaves w alone for other types,

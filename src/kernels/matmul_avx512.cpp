@@ -325,11 +325,13 @@ bool has_vnni() {
 void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
   switch (m.wt) {
     case DType::F32:
-      if (m.packed) return packed_f32_matmul_rows(m, n0, n1);
+      if (m.packed) return packed_float_matmul_rows(m, n0, n1);
       return rows_f<LdF32>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::F16:
+      if (m.packed) return packed_float_matmul_rows(m, n0, n1);
       return rows_f<LdF16>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::BF16:
+      if (m.packed) return packed_float_matmul_rows(m, n0, n1);
       return rows_f<LdBF16>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::Q8_0:
       if (m.packed) return packed_matmul_rows(m, n0, n1);

@@ -48,20 +48,22 @@ bool packed_kernels_available(DType t) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512vnni") != 0;
   }();
-  if (t == DType::F32) return avx512;
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return avx512;
   return (t == DType::Q8_0 || t == DType::Q4_0) && avx512 && vnni;
 }
 }  // namespace detail
 
 namespace {
-bool pack_f32(WeightRef& w, PackedStore& store) {
+// F32/F16/BF16: element (n, k) goes to group n/16, column k, lane n%16 (elements keep their bytes).
+bool pack_float(WeightRef& w, PackedStore& store) {
+  const size_t eb = w.type == DType::F32 ? 4 : 2;
   const int64_t K = w.cols, groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
-  auto* out = reinterpret_cast<float*>(store.alloc(static_cast<size_t>(groups * K * detail::kPackRows) * sizeof(float)));
+  uint8_t* out = store.alloc(static_cast<size_t>(groups * K * detail::kPackRows) * eb);
   const auto* src = static_cast<const uint8_t*>(w.data);
   for (int64_t n = 0; n < w.rows; ++n) {
-    float* g = out + (n / detail::kPackRows) * K * detail::kPackRows + n % detail::kPackRows;
-    const uint8_t* row = src + static_cast<size_t>(n * K) * sizeof(float);
-    for (int64_t k = 0; k < K; ++k) std::memcpy(g + k * detail::kPackRows, row + k * sizeof(float), sizeof(float));
+    uint8_t* g = out + (static_cast<size_t>((n / detail::kPackRows) * K * detail::kPackRows + n % detail::kPackRows)) * eb;
+    const uint8_t* row = src + static_cast<size_t>(n * K) * eb;
+    for (int64_t k = 0; k < K; ++k) std::memcpy(g + static_cast<size_t>(k * detail::kPackRows) * eb, row + k * eb, eb);
   }
   w.packed = out;
   return true;
@@ -70,7 +72,7 @@ bool pack_f32(WeightRef& w, PackedStore& store) {
 
 bool pack_weight(WeightRef& w, PackedStore& store) {
   if (!w.data || w.rows <= 0 || w.cols <= 0 || w.packed || !detail::packed_kernels_available(w.type)) return false;
-  if (w.type == DType::F32) return pack_f32(w, store);
+  if (w.type == DType::F32 || w.type == DType::F16 || w.type == DType::BF16) return pack_float(w, store);
   const bool q4 = w.type == DType::Q4_0;
   const int64_t nb = w.cols / 32;
   const int64_t groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;

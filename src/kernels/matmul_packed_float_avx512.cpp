@@ -1,6 +1,6 @@
-// AVX-512 matmul over packed F32 weights (pack_weight): groups of 16 rows stored column by
-// column, so one 64-byte load is element k of 16 output rows and y[16 rows] += w[k] * x[k] is one
-// FMA with a broadcast activation. Decode reads each group as one sequential stream (row-major
+// AVX-512 matmul over packed float weights (pack_weight): F32, F16 or BF16 in groups of 16 rows
+// stored column by column, so one load is element k of 16 output rows (widened to F32 in a
+// register) and y[16 rows] += w[k] * x[k] is one FMA with a broadcast activation. Decode reads each group as one sequential stream (row-major
 // tiles read 8 rows at a time gave the prefetcher 8 short streams); prefill runs a register tile
 // of 2 groups x 8 activation rows over L1-sized chunks of K, reusing each weight load 8 times.
 #if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/internal.h"
 
@@ -17,27 +18,48 @@ namespace kvscope::kernels::detail::avx512 {
 
 namespace {
 
+// Element k of a group's 16 rows, as 16 floats.
+struct Col32 {
+  using T = float;
+  static __m512 load(const T* w, int64_t k) { return _mm512_load_ps(w + 16 * k); }
+};
+struct Col16 {
+  using T = uint16_t;
+  static __m512 load(const T* w, int64_t k) {
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16 * k)));
+  }
+};
+struct ColBF16 {
+  using T = uint16_t;
+  static __m512 load(const T* w, int64_t k) {
+    const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(w + 16 * k));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+};
+
 inline __mmask16 lane_mask(int64_t n0, int64_t n1, int64_t r0) {
   const int64_t lo = std::max(n0, r0) - r0, hi = std::min(n1, r0 + kPackRows) - r0;
   return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
 // One group, one activation row, all of K: four accumulators over k mod 4 hide the FMA latency.
-void gemv_group(const float* w, const float* x, int64_t K, float* y, __mmask16 lanes) {
+template <class L>
+void gemv_group(const typename L::T* w, const float* x, int64_t K, float* y, __mmask16 lanes) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int64_t k = 0;
   for (; k + 4 <= K; k += 4) {
-    a0 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k), _mm512_set1_ps(x[k]), a0);
-    a1 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k + 16), _mm512_set1_ps(x[k + 1]), a1);
-    a2 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k + 32), _mm512_set1_ps(x[k + 2]), a2);
-    a3 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k + 48), _mm512_set1_ps(x[k + 3]), a3);
+    a0 = _mm512_fmadd_ps(L::load(w, k), _mm512_set1_ps(x[k]), a0);
+    a1 = _mm512_fmadd_ps(L::load(w, k + 1), _mm512_set1_ps(x[k + 1]), a1);
+    a2 = _mm512_fmadd_ps(L::load(w, k + 2), _mm512_set1_ps(x[k + 2]), a2);
+    a3 = _mm512_fmadd_ps(L::load(w, k + 3), _mm512_set1_ps(x[k + 3]), a3);
   }
-  for (; k < K; ++k) a0 = _mm512_fmadd_ps(_mm512_load_ps(w + 16 * k), _mm512_set1_ps(x[k]), a0);
+  for (; k < K; ++k) a0 = _mm512_fmadd_ps(L::load(w, k), _mm512_set1_ps(x[k]), a0);
   _mm512_mask_storeu_ps(y, lanes, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+template <class L>
 struct Tile {
-  const float* w;   // first group's column k0
+  const typename L::T* w;  // first group's column k0
   int64_t gs;       // floats between groups
   const float* x;   // activation row m0, column k0
   int64_t ldx;
@@ -48,15 +70,15 @@ struct Tile {
   bool add;         // accumulate into y (not the first chunk of K)
 };
 
-template <int RG, int RM>
-void tile(const Tile& t) {
+template <class L, int RG, int RM>
+void tile(const Tile<L>& t) {
   __m512 acc[RM][RG];
   for (int j = 0; j < RM; ++j)
     for (int i = 0; i < RG; ++i)
       acc[j][i] = t.add ? _mm512_maskz_loadu_ps(t.lanes[i], t.y + j * t.ldy + 16 * i) : _mm512_setzero_ps();
   for (int64_t k = 0; k < t.kc; ++k) {
     __m512 w[RG];
-    for (int i = 0; i < RG; ++i) w[i] = _mm512_load_ps(t.w + i * t.gs + 16 * k);
+    for (int i = 0; i < RG; ++i) w[i] = L::load(t.w + i * t.gs, k);
     for (int j = 0; j < RM; ++j) {
       const __m512 xb = _mm512_set1_ps(t.x[j * t.ldx + k]);
       for (int i = 0; i < RG; ++i) acc[j][i] = _mm512_fmadd_ps(w[i], xb, acc[j][i]);
@@ -66,35 +88,34 @@ void tile(const Tile& t) {
     for (int i = 0; i < RG; ++i) _mm512_mask_storeu_ps(t.y + j * t.ldy + 16 * i, t.lanes[i], acc[j][i]);
 }
 
-template <int RG>
-void tile_disp(int rm, const Tile& t) {
+template <class L, int RG>
+void tile_disp(int rm, const Tile<L>& t) {
   switch (rm) {
-    case 1: return tile<RG, 1>(t);
-    case 2: return tile<RG, 2>(t);
-    case 3: return tile<RG, 3>(t);
-    case 4: return tile<RG, 4>(t);
-    case 5: return tile<RG, 5>(t);
-    case 6: return tile<RG, 6>(t);
-    case 7: return tile<RG, 7>(t);
-    default: return tile<RG, 8>(t);
+    case 1: return tile<L, RG, 1>(t);
+    case 2: return tile<L, RG, 2>(t);
+    case 3: return tile<L, RG, 3>(t);
+    case 4: return tile<L, RG, 4>(t);
+    case 5: return tile<L, RG, 5>(t);
+    case 6: return tile<L, RG, 6>(t);
+    case 7: return tile<L, RG, 7>(t);
+    default: return tile<L, RG, 8>(t);
   }
 }
 
-}  // namespace
-
-void packed_f32_matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
-  const auto* w = reinterpret_cast<const float*>(m.packed);
+template <class L>
+void rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  const auto* w = reinterpret_cast<const typename L::T*>(m.packed);
   const int64_t K = m.K, gs = K * kPackRows;
   const int64_t g0 = n0 / kPackRows, g1 = (n1 + kPackRows - 1) / kPackRows;
   if (m.M == 1) {
     for (int64_t g = g0; g < g1; ++g)
-      gemv_group(w + g * gs, m.x.f, K, m.y + g * kPackRows, lane_mask(n0, n1, g * kPackRows));
+      gemv_group<L>(w + g * gs, m.x.f, K, m.y + g * kPackRows, lane_mask(n0, n1, g * kPackRows));
     return;
   }
   constexpr int RM = 8;
-  const int64_t KC = K <= 192 ? K : 128;  // 2 groups x 128 columns x 64 bytes = 16 KiB of L1
+  const int64_t KC = K <= 192 ? K : 128;  // 2 groups x 128 columns x 64 bytes = 16 KiB of L1 (F32)
   for (int64_t k0 = 0; k0 < K; k0 += KC) {
-    Tile t{};
+    Tile<L> t{};
     t.gs = gs;
     t.ldx = m.x.ldf;
     t.ldy = m.ldy;
@@ -110,11 +131,21 @@ void packed_f32_matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
         t.x = m.x.f + m0 * m.x.ldf + k0;
         t.y = m.y + m0 * m.ldy + g * kPackRows;
         if (rg == 2)
-          tile_disp<2>(rm, t);
+          tile_disp<L, 2>(rm, t);
         else
-          tile_disp<1>(rm, t);
+          tile_disp<L, 1>(rm, t);
       }
     }
+  }
+}
+
+}  // namespace
+
+void packed_float_matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  switch (m.wt) {
+    case DType::F16: return rows<Col16>(m, n0, n1);
+    case DType::BF16: return rows<ColBF16>(m, n0, n1);
+    default: return rows<Col32>(m, n0, n1);
   }
 }
 
