@@ -1,27 +1,16 @@
 // AVX-512 block-wise attention loops (see attention_block.h). Scores: four rows at a time, their
 // 16-lane partial dots reduced together by one transposing horizontal add. Weighted sum: each
 // 16-channel slice of a head's output stays in a register across all rows of the block.
-#if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/avx512_common.h"
 
 #include "engine/attention_block.h"
 
 namespace kvscope::attn::avx512 {
 
 namespace {
+using simd512::hsum4;
 inline __mmask16 tail(int r) { return static_cast<__mmask16>((1u << r) - 1u); }
 
-inline __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
-  const __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
-  const __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
-  const __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
-  const __m256 d8 = _mm256_add_ps(_mm512_castps512_ps256(d), _mm512_extractf32x8_ps(d, 1));
-  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8));
-  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-}
 }  // namespace
 
 void block_scores(const float* k, int stride, int n, const float* q, int hd, int group, float scale, float* scores, int ld) {

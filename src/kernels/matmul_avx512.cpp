@@ -5,12 +5,7 @@
 // each block is streamed from memory once and reused for every activation tile.
 // Q8_0/Q4_0 use VNNI (vpdpbusd) on pairs of 32-blocks: weights are made unsigned (q8 ^ 0x80, or the
 // raw q4 nibbles) and the bias is removed by starting the accumulator at -bias * sum(x_block).
-// GCC 12's AVX-512 headers trip -Wuninitialized on their own _mm*_undefined_* helpers (GCC PR105593).
-#if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/avx512_common.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,20 +15,9 @@
 namespace kvscope::kernels::detail::avx512 {
 
 namespace {
+using simd512::hsum4;
 
 inline __mmask16 tail_mask(int64_t r) { return static_cast<__mmask16>((1u << r) - 1u); }
-
-// [sum(a), sum(b), sum(c), sum(d)]
-inline __m128 hsum4(__m512 a, __m512 b, __m512 c, __m512 d) {
-  const __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
-  const __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
-  const __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
-  const __m256 d8 = _mm256_add_ps(_mm512_castps512_ps256(d), _mm512_extractf32x8_ps(d, 1));
-  const __m256 ab = _mm256_hadd_ps(a8, b8);
-  const __m256 cd = _mm256_hadd_ps(c8, d8);
-  const __m256 abcd = _mm256_hadd_ps(ab, cd);
-  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-}
 
 template <int RN>
 inline void store_row(float* y, const __m512* acc, bool add = false) {

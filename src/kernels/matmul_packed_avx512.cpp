@@ -4,11 +4,7 @@
 // 16 rows' scales times the activation scale, in block order as the scalar reference sums them.
 // Nothing is reduced horizontally and each weight byte is loaded once per group of RM activation
 // rows. Weights are unsigned (Q8_0 + 128; Q4_0 nibbles), so each dot starts at -bias * sum(x_q).
-#if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/avx512_common.h"
 
 #include <algorithm>
 #include <cstring>

@@ -3,11 +3,7 @@
 // register) and y[16 rows] += w[k] * x[k] is one FMA with a broadcast activation. Decode reads each group as one sequential stream (row-major
 // tiles read 8 rows at a time gave the prefetcher 8 short streams); prefill runs a register tile
 // of 2 groups x 8 activation rows over L1-sized chunks of K, reusing each weight load 8 times.
-#if defined(__GNUC__) && !defined(__clang__)  // GCC only: clang has no -Wmaybe-uninitialized
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "kernels/avx512_common.h"
 
 #include <algorithm>
 #include <cstdint>
