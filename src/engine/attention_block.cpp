@@ -1,7 +1,5 @@
-// Scalar references of the block-wise attention loops, and their run-time dispatch.
+// Scalar references of the block-wise attention loops.
 #include "engine/attention_block.h"
-
-#include "kernels/kernels.h"
 
 namespace kvscope::attn {
 
@@ -20,14 +18,5 @@ void block_weighted_sum(const float* v, int stride, int n, const float* p, int l
       for (int c = 0; c < hd; ++c) out[g * hd + c] += p[g * ld + i] * v[i * stride + c];
 }
 }  // namespace ref
-
-void block_scores(const float* k, int stride, int n, const float* q, int hd, int group, float scale, float* scores, int ld) {
-  if (kernels::active_isa() == kernels::Isa::AVX512) return avx512::block_scores(k, stride, n, q, hd, group, scale, scores, ld);
-  ref::block_scores(k, stride, n, q, hd, group, scale, scores, ld);
-}
-void block_weighted_sum(const float* v, int stride, int n, const float* p, int ld, int hd, int group, float* out) {
-  if (kernels::active_isa() == kernels::Isa::AVX512) return avx512::block_weighted_sum(v, stride, n, p, ld, hd, group, out);
-  ref::block_weighted_sum(v, stride, n, p, ld, hd, group, out);
-}
 
 }  // namespace kvscope::attn

@@ -18,8 +18,9 @@ struct Ops {
   // Quantized blocks are read in place by these.
   void (*kdot)(const KVBlockRef&, int, int, int, const float*, float, float*);
   void (*vaxpy)(const KVBlockRef&, int, int, int, const float*, float*);
-  // F32 rows a block at a time (attn::block_*) instead of one dot/axpy per position and head.
-  bool blockwise = false;
+  // F32 rows a block at a time instead of one dot/axpy per position and head (null: per position).
+  void (*block_scores)(const float*, int, int, const float*, int, int, float, float*, int) = nullptr;
+  void (*block_sum)(const float*, int, int, const float*, int, int, int, float*) = nullptr;
 };
 
 // F32 blocks (and K still in F32 staging) go through the F32 ops, in the contiguous attention's
@@ -37,7 +38,7 @@ const float* block_rows(const PagedKVCache& kv, int layer, bool is_k, BlockId b,
 }
 
 // One (sequence, token, KV head) item. Per query head: dot, scale, softmax, then the weighted sum
-// in position order. Without `blockwise` the F32 arithmetic is the contiguous attention's exactly
+// in position order. Without the block functions the F32 arithmetic is the contiguous attention's exactly
 // (the reference); the block-wise loops differ from it only in summation order.
 void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, const float* q, const SeqAttention& sq,
                 int t, int kvh, float* out, float* scores, int max_pos, const Ops& ops) {
@@ -58,8 +59,8 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
     }
     int stride;
     const float* k = block_rows(kv, layer, true, b, kvh * hd, &stride);
-    if (ops.blockwise) {
-      attn::block_scores(k, stride, n, qrow, hd, group, scale, scores + j, max_pos);
+    if (ops.block_scores) {
+      ops.block_scores(k, stride, n, qrow, hd, group, scale, scores + j, max_pos);
       continue;
     }
     for (int i = 0; i < n; ++i)
@@ -80,8 +81,8 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
     }
     int stride;
     const float* v = block_rows(kv, layer, false, b, kvh * hd, &stride);
-    if (ops.blockwise) {
-      attn::block_weighted_sum(v, stride, n, scores + j, max_pos, hd, group, orow);
+    if (ops.block_sum) {
+      ops.block_sum(v, stride, n, scores + j, max_pos, hd, group, orow);
       continue;
     }
     for (int i = 0; i < n; ++i)
@@ -115,8 +116,9 @@ void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s,
   const int64_t n_work = static_cast<int64_t>(item_seq.size()) * s.n_head_kv;
   // The block-wise F32 loops exist for AVX-512; elsewhere the per-position ops (AVX2) are faster
   // than their scalar versions.
+  const bool avx512 = kernels::active_isa() == kernels::Isa::AVX512;
   const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot, kv_axpy,
-                kernels::active_isa() == kernels::Isa::AVX512};
+                avx512 ? attn::avx512::block_scores : nullptr, avx512 ? attn::avx512::block_weighted_sum : nullptr};
   pool.run([&](int ith, int nth) {
     float* scores = scratch.data() + per_thread * ith;
     for (int64_t w = ith; w < n_work; w += nth) {

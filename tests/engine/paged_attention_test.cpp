@@ -69,6 +69,19 @@ void check(DType type, const std::vector<int>& lens, const std::vector<int>& n_n
   for (int l = 0; l < f.n_layer; ++l) {
     paged_attention(kv, l, f.s, q.data(), seqs, out.data(), scratch, pool);
     paged_attention_ref(kv, l, f.s, q.data(), seqs, out_ref.data());
+    // The per-position F32 path (every ISA but AVX-512) and the contiguous attention, on one ISA.
+    std::vector<float> out_pos(q.size()), expect_pos(q.size());
+    {
+      const kernels::Isa saved = kernels::active_isa();
+      kernels::set_active_isa(kernels::Isa::AVX2);
+      paged_attention(kv, l, f.s, q.data(), seqs, out_pos.data(), scratch, pool);
+      for (size_t i = 0; i < lens.size(); ++i) {
+        std::vector<float> sc(static_cast<size_t>(pool.size()) * lens[i]);
+        attention(*refs[i], l, f.s, q.data() + static_cast<size_t>(seqs[i].row0) * qd, seqs[i].n_tokens, seqs[i].pos0,
+                  expect_pos.data() + static_cast<size_t>(seqs[i].row0) * qd, sc.data(), pool);
+      }
+      kernels::set_active_isa(saved);
+    }
     for (size_t i = 0; i < lens.size(); ++i) {
       std::vector<float> sc(static_cast<size_t>(pool.size()) * lens[i]);
       attention(*refs[i], l, f.s, q.data() + static_cast<size_t>(seqs[i].row0) * qd, seqs[i].n_tokens, seqs[i].pos0,
@@ -79,6 +92,10 @@ void check(DType type, const std::vector<int>& lens, const std::vector<int>& n_n
       // AVX-512, fused F16 loops), so it agrees to rounding; the scalar paged reference (below)
       // keeps the contiguous attention's order.
       ASSERT_NEAR(out[i], expect[i], 1e-5f * (1 + std::fabs(expect[i]))) << "layer " << l << " element " << i;
+      // Per position, F32 uses the contiguous attention's kernels in its order: exact.
+      if (type == DType::F32) {
+        ASSERT_EQ(out_pos[i], expect_pos[i]) << "per-position layer " << l << " element " << i;
+      }
       ASSERT_NEAR(out_ref[i], expect[i], 1e-5f) << "layer " << l << " element " << i;
     }
   }
