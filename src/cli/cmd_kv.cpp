@@ -51,8 +51,17 @@ TextChunks load_text(const Model& model, const TextOpts& t, bool held_out, int t
 }
 
 std::string map_file_text(const KVCalibration& c, double bits) {
-  std::string s = "# kvscope kv-calibrate: budget " + std::to_string(bits) + " bits, chosen " + std::to_string(c.bits) +
-                  " bits per element (scales included), predicted summed KL " + std::to_string(c.predicted_kl) + "\n";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# kvscope kv-calibrate: budget %.3f bits, chosen %.3f bits per element (scales included); summed single-item KL %.3g",
+                bits, c.bits, c.predicted_kl);
+  std::string s = line;
+  if (c.measured_kl >= 0) {
+    std::snprintf(line, sizeof line, ", measured KL %.3g (knapsack's map %s: %.3g; %d maps measured)", c.measured_kl,
+                  format_kv_layer_types(c.knapsack_types).c_str(), c.knapsack_kl, c.searched_maps);
+    s += line;
+  }
+  s += "\n";
   return s + format_kv_layer_types(c.types) + "\n";
 }
 
@@ -115,6 +124,7 @@ void add_kv_calibrate_command(CLI::App& app) {
     ModelOpts model;
     TextOpts text;
     double bits = 4.0;
+    int search_passes = 4;
     std::string out, candidates;
     bool quiet = false;
   };
@@ -124,7 +134,11 @@ void add_kv_calibrate_command(CLI::App& app) {
   cmd->add_option("--bits", o->bits, "Average stored bits per K/V element, scales included")
       ->check(CLI::Range(1.0, 32.0))
       ->capture_default_str();
-  cmd->add_option("--candidates", o->candidates, "Comma-separated candidate types (default f16,fp8_e4m3c,int8,fp8_e4m3,int4,int4c,int2,int2c)");
+  cmd->add_option("--candidates", o->candidates, "Comma-separated candidate types (default f16,fp8_e4m3c,int8,fp8_e4m3,int4,int4c,int4ch,int2,int2c,int2ch)");
+  cmd->add_option("--search-passes", o->search_passes,
+                  "Passes of the joint search over whole maps after the knapsack (0: knapsack only)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_option("-o,--output", o->out, "Write the map here (default: stdout)");
   cmd->add_flag("-q,--quiet", o->quiet, "No sensitivity table on stderr");
   cmd->callback([o] {
@@ -136,9 +150,19 @@ void add_kv_calibrate_command(CLI::App& app) {
         if (j > i) cands.push_back(kv_type_from_name(s.substr(i, j - i)));
     }
     const TextChunks text = load_text(*model, o->text, false, o->model.threads);
-    const KVCalibration c = kv_calibrate(*model, text, o->bits, o->model.threads, cands, 16, [&](int i, int n) {
-      if (!o->quiet) std::fprintf(stderr, "\rmeasuring layer sensitivities %d/%d", i, n), std::fflush(stderr);
-    });
+    KVCalibrateOptions co;
+    co.candidates = cands;
+    co.search_passes = o->search_passes;
+    const char* last_phase = "";
+    co.progress = [&](const char* phase, int i, int n) {
+      if (o->quiet) return;
+      if (std::string(phase) != last_phase && *last_phase) std::fprintf(stderr, "\n");
+      last_phase = phase;
+      std::fprintf(stderr, "\r%s %d/%d", std::string(phase) == "search" ? "measuring whole maps" : "measuring layer sensitivities",
+                   i, n);
+      std::fflush(stderr);
+    };
+    const KVCalibration c = kv_calibrate(*model, text, o->bits, o->model.threads, co);
     if (!o->quiet) {
       std::fprintf(stderr, "\nmean KL vs F16 when only this layer's K or V has the type:\nlayer     ");
       for (KVType t : c.candidates) std::fprintf(stderr, " %10s", kv_type_name(t));
@@ -150,7 +174,12 @@ void add_kv_calibrate_command(CLI::App& app) {
           for (size_t i = 0; i < C; ++i) std::fprintf(stderr, " %10.3g", c.kl[(l * 2 + kv) * C + i]);
           std::fprintf(stderr, "\n");
         }
-      std::fprintf(stderr, "chosen: %s (%.3f bits per element)\n", format_kv_layer_types(c.types).c_str(), c.bits);
+      if (c.measured_kl >= 0)
+        std::fprintf(stderr, "knapsack: %s (measured KL %.3g); after %d whole maps measured: ",
+                     format_kv_layer_types(c.knapsack_types).c_str(), c.knapsack_kl, c.searched_maps);
+      std::fprintf(stderr, "chosen: %s (%.3f bits per element", format_kv_layer_types(c.types).c_str(), c.bits);
+      if (c.measured_kl >= 0) std::fprintf(stderr, ", measured KL %.3g", c.measured_kl);
+      std::fprintf(stderr, ")\n");
     }
     const std::string text_out = map_file_text(c, o->bits);
     if (o->out.empty()) {
@@ -193,14 +222,20 @@ void add_kv_eval_command(CLI::App& app) {
     for (const auto& s : o->settings) settings.push_back(parse_setting(s));
     if (!o->calibrate.empty()) {
       const TextChunks calib = load_text(*model, o->text, false, o->model.threads);
+      std::vector<double> sensitivity;
       for (double b : o->calibrate) {
-        const KVCalibration c = kv_calibrate(*model, calib, b, o->model.threads);
+        KVCalibrateOptions co;
+        co.known_kl = sensitivity;
+        const KVCalibration c = kv_calibrate(*model, calib, b, o->model.threads, co);
+        sensitivity = c.kl;
         KVCacheTypes t;
         t.layers = parse_kv_layer_types(format_kv_layer_types(c.types));
         char name[64];
         std::snprintf(name, sizeof name, "mixed@%.1f", b);
         settings.push_back({name, t});
-        std::fprintf(stderr, "%s: %s\n", name, format_kv_layer_types(c.types).c_str());
+        std::fprintf(stderr, "%s: %s (%.3f bits; calibration KL %.3g, the knapsack's %s %.3g)\n", name,
+                     format_kv_layer_types(c.types).c_str(), c.bits, c.measured_kl,
+                     format_kv_layer_types(c.knapsack_types).c_str(), c.knapsack_kl);
       }
     }
     const TextChunks text = load_text(*model, o->text, true, o->model.threads);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "engine/context.h"
@@ -93,13 +94,26 @@ KVScore score(const LogProbs& ref, const LogProbs& test) {
   return s;
 }
 
+namespace {
+
+// One (layer, K|V) item per index i = layer * 2 + (K ? 0 : 1); choice[i] indexes the candidates.
+KVCacheTypes types_of(const std::vector<int>& choice, const std::vector<KVType>& cands) {
+  KVCacheTypes t(KVType::F16, KVType::F16);
+  for (size_t l = 0; l * 2 < choice.size(); ++l)
+    t.layers.push_back({static_cast<int>(l), static_cast<int>(l), {cands[choice[l * 2]], cands[choice[l * 2 + 1]]}});
+  return t;
+}
+
+}  // namespace
+
 KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double bits, int threads,
-                           std::vector<KVType> candidates, int block_size, const std::function<void(int, int)>& progress) {
+                           const KVCalibrateOptions& opt) {
   const HParams& hp = model.hparams();
   const int L = hp.n_layer, D = hp.n_kv_dim();
+  std::vector<KVType> candidates = opt.candidates;
   if (candidates.empty())
-    candidates = {KVType::F16, KVType::FP8_E4M3C, KVType::INT8, KVType::FP8_E4M3, KVType::INT4,
-                  KVType::INT4C, KVType::INT2, KVType::INT2C};
+    candidates = {KVType::F16,  KVType::FP8_E4M3C, KVType::INT8, KVType::FP8_E4M3, KVType::INT4,
+                  KVType::INT4C, KVType::INT4CH,    KVType::INT2, KVType::INT2C,    KVType::INT2CH};
   const int C = static_cast<int>(candidates.size());
   KVCalibration r;
   r.candidates = candidates;
@@ -109,28 +123,33 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
   const KVCacheTypes base(KVType::F16, KVType::F16);
   const LogProbs ref = teacher_forced(model, base, chunks, threads);
   int done = 0;
-  for (int l = 0; l < L; ++l)
-    for (int kv = 0; kv < 2; ++kv)
-      for (int c = 0; c < C; ++c) {
-        if (candidates[c] != KVType::F16) {
-          KVCacheTypes t = base;
-          KVLayerType lt{KVType::F16, KVType::F16};
-          (kv == 0 ? lt.k : lt.v) = candidates[c];
-          t.layers.push_back({l, l, lt});
-          r.kl[(l * 2 + kv) * C + c] = score(ref, teacher_forced(model, t, chunks, threads)).mean_kl;
+  if (!opt.known_kl.empty()) {
+    if (opt.known_kl.size() != r.kl.size()) throw InputError("kv_calibrate: sensitivity table of another shape");
+    r.kl = opt.known_kl;
+  } else {
+    for (int l = 0; l < L; ++l)
+      for (int kv = 0; kv < 2; ++kv)
+        for (int c = 0; c < C; ++c) {
+          if (candidates[c] != KVType::F16) {
+            KVCacheTypes t = base;
+            KVLayerType lt{KVType::F16, KVType::F16};
+            (kv == 0 ? lt.k : lt.v) = candidates[c];
+            t.layers.push_back({l, l, lt});
+            r.kl[(l * 2 + kv) * C + c] = score(ref, teacher_forced(model, t, chunks, threads)).mean_kl;
+          }
+          if (opt.progress) opt.progress("sensitivity", ++done, 2 * L * C);
         }
-        if (progress) progress(++done, 2 * L * C);
-      }
+  }
 
   // Knapsack over the 2L items: cost = block bytes of the item in a type (in units of their gcd).
   std::vector<size_t> cost(static_cast<size_t>(2 * C));
   size_t unit = 0;
   for (int kv = 0; kv < 2; ++kv)
     for (int c = 0; c < C; ++c) {
-      cost[kv * C + c] = kv_block_bytes(candidates[c], kv == 0, D, block_size);
+      cost[kv * C + c] = kv_block_bytes(candidates[c], kv == 0, D, opt.block_size);
       unit = std::gcd(unit, cost[kv * C + c]);
     }
-  const double elems = 2.0 * L * D * block_size;
+  const double elems = 2.0 * L * D * opt.block_size;
   const size_t budget = static_cast<size_t>(std::floor(bits * elems / 8.0 / unit + 1e-9));
   size_t min_cost = 0;
   for (int l = 0; l < L; ++l)
@@ -159,16 +178,80 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
         if (v < best[i + 1][b] - 1e-15) best[i + 1][b] = v, choice[i][b] = c;
       }
   }
-  r.types.assign(L, {});
-  size_t b = budget, used = 0;
-  for (int i = items - 1; i >= 0; --i) {
-    const int c = choice[i][b], kv = i % 2;
-    (kv == 0 ? r.types[i / 2].k : r.types[i / 2].v) = candidates[c];
-    const size_t w = cost[kv * C + c] / unit;
-    b -= w;
-    used += w;
+  std::vector<int> cur(items);
+  for (int i = items - 1, b = static_cast<int>(budget); i >= 0; --i) {
+    cur[i] = choice[i][b];
+    b -= static_cast<int>(cost[(i % 2) * C + cur[i]] / unit);
   }
-  r.predicted_kl = best[items][budget];
+  auto weight = [&](int i, int c) { return cost[(i % 2) * C + c] / unit; };
+  auto gain = [&](int i, int c) { return r.kl[i * C + c]; };
+
+  // Local search on measured whole maps. For each item and each other type, one move: the change
+  // alone when it fits and is predicted to help, else paired with the other item whose change
+  // keeps the budget at the least predicted cost (a downgrade freeing bytes pairs with the most
+  // useful upgrade they pay for). The best measured move is taken per pass.
+  std::map<std::vector<int>, double> measured;
+  auto joint = [&](const std::vector<int>& ch) {
+    auto it = measured.find(ch);
+    if (it != measured.end()) return it->second;
+    const double kl = score(ref, teacher_forced(model, types_of(ch, candidates), chunks, threads)).mean_kl;
+    measured.emplace(ch, kl);
+    return kl;
+  };
+  r.knapsack_types.assign(L, {});
+  for (int l = 0; l < L; ++l) r.knapsack_types[l] = {candidates[cur[2 * l]], candidates[cur[2 * l + 1]]};
+  r.knapsack_kl = r.measured_kl = -1;
+  if (opt.search_passes > 0) {
+    double cur_kl = r.knapsack_kl = joint(cur);
+    for (int pass = 0; pass < opt.search_passes; ++pass) {
+      size_t used = 0;
+      for (int i = 0; i < items; ++i) used += weight(i, cur[i]);
+      std::vector<std::vector<int>> moves;
+      for (int i = 0; i < items; ++i)
+        for (int a = 0; a < C; ++a) {
+          if (a == cur[i]) continue;
+          const size_t w = used - weight(i, cur[i]) + weight(i, a);
+          const double d = gain(i, a) - gain(i, cur[i]);
+          std::vector<int> m = cur;
+          m[i] = a;
+          int pj = -1, pb = -1;
+          double pd = inf;
+          for (int j = 0; j < items; ++j)
+            for (int b = 0; j != i && b < C; ++b) {
+              if (b == cur[j] || w - weight(j, cur[j]) + weight(j, b) > budget) continue;
+              const double dj = gain(j, b) - gain(j, cur[j]);
+              if (dj < pd) pd = dj, pj = j, pb = b;
+            }
+          if (w <= budget && d < 0 && (pj < 0 || pd >= 0)) {
+            moves.push_back(std::move(m));  // fits alone and helps; no partner helps more
+          } else if (pj >= 0 && (w > budget || pd < 0)) {
+            m[pj] = pb;
+            moves.push_back(std::move(m));
+          }
+        }
+      std::vector<int> best_move;
+      double best_kl = cur_kl;
+      int k = 0;
+      for (const auto& m : moves) {
+        const double kl = joint(m);
+        // A relative margin keeps the search from chasing differences that are only rounding.
+        if (kl < best_kl * (1 - 1e-3)) best_kl = kl, best_move = m;
+        if (opt.progress) opt.progress("search", ++k, static_cast<int>(moves.size()));
+      }
+      if (best_move.empty()) break;
+      cur = best_move, cur_kl = best_kl;
+    }
+    r.measured_kl = cur_kl;
+  }
+  r.searched_maps = static_cast<int>(measured.size());
+  r.types.assign(L, {});
+  size_t used = 0;
+  r.predicted_kl = 0;
+  for (int i = 0; i < items; ++i) {
+    (i % 2 == 0 ? r.types[i / 2].k : r.types[i / 2].v) = candidates[cur[i]];
+    used += weight(i, cur[i]);
+    r.predicted_kl += gain(i, cur[i]);
+  }
   r.bits = used * unit * 8.0 / elems;
   return r;
 }

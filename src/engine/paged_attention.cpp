@@ -23,17 +23,17 @@ struct Ops {
   void (*block_sum)(const float*, int, int, const float*, int, int, int, float*) = nullptr;
 };
 
-// F32 blocks (and K still in F32 staging) go through the F32 ops, in the contiguous attention's
+// F32 blocks (and blocks still in F32 staging) go through the F32 ops, in the contiguous attention's
 // order; every other type through the loops that decode it in registers.
 bool via_f32(const PagedKVCache& kv, int layer, bool is_k, BlockId b) {
   const KVType t = is_k ? kv.k_type(layer) : kv.v_type(layer);
-  return t == KVType::F32 || (is_k && kv.k_staged(layer, b));
+  return t == KVType::F32 || (is_k ? kv.k_staged(layer, b) : kv.v_staged(layer, b)) != nullptr;
 }
 
-// Pointer to the head slice of the rows of an F32 block (or of K staging), with stride `*stride`.
+// Pointer to the head slice of the rows of an F32 block (or of staging), with stride `*stride`.
 const float* block_rows(const PagedKVCache& kv, int layer, bool is_k, BlockId b, int head_off, int* stride) {
   *stride = kv.kv_dim();
-  if (const float* st = is_k ? kv.k_staged(layer, b) : nullptr) return st + head_off;
+  if (const float* st = is_k ? kv.k_staged(layer, b) : kv.v_staged(layer, b)) return st + head_off;
   return static_cast<const float*>(is_k ? kv.k_row(layer, b, 0) : kv.v_row(layer, b, 0)) + head_off;
 }
 

@@ -30,12 +30,14 @@ const char* kv_type_name(KVType t) {
     case KVType::FP8_E4M3C: return "fp8_e4m3c";
     case KVType::INT4C: return "int4c";
     case KVType::INT2C: return "int2c";
+    case KVType::INT4CH: return "int4ch";
+    case KVType::INT2CH: return "int2ch";
   }
   return "?";
 }
 
 const char* kv_type_names() {
-  return "f32, f16, bf16, fp8_e4m3 (fp8), fp8_e5m2, int8 (q8_0), int4 (q4_0), int2, fp8_e4m3c (fp8c), int4c, int2c";
+  return "f32, f16, bf16, fp8_e4m3 (fp8), fp8_e5m2, int8 (q8_0), int4 (q4_0), int2, fp8_e4m3c (fp8c), int4c, int2c, int4ch, int2ch";
 }
 
 KVType kv_type_from_name(const std::string& name) {
@@ -52,11 +54,21 @@ KVType kv_type_from_name(const std::string& name) {
   if (s == "fp8_e4m3c" || s == "fp8c") return KVType::FP8_E4M3C;
   if (s == "int4c") return KVType::INT4C;
   if (s == "int2c") return KVType::INT2C;
+  if (s == "int4ch") return KVType::INT4CH;
+  if (s == "int2ch") return KVType::INT2CH;
   throw InputError("unknown KV cache type '" + name + "' (expected one of " + kv_type_names() + ")");
 }
 
 int kv_code_bits(KVType t) {
-  return t == KVType::INT4 || t == KVType::INT4C ? 4 : t == KVType::INT2 || t == KVType::INT2C ? 2 : 0;
+  switch (t) {
+    case KVType::INT4:
+    case KVType::INT4C:
+    case KVType::INT4CH: return 4;
+    case KVType::INT2:
+    case KVType::INT2C:
+    case KVType::INT2CH: return 2;
+    default: return 0;
+  }
 }
 
 int kv_group(int kv_dim) {
@@ -289,7 +301,7 @@ bool requantize_with_stored_params(KVType t, const float* rows, uint8_t* block, 
 }  // namespace
 
 void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim) {
-  if (kv_grouped_by_channel(t, is_k)) throw InputError("kv_quantize_row: per-channel K is quantized a block at a time");
+  if (kv_grouped_by_channel(t, is_k)) throw InputError("kv_quantize_row: per-channel layouts are quantized a block at a time");
   uint8_t* d = block + row_stride(t, kv_dim) * row;
   switch (t) {
     case KVType::F32: std::memcpy(d, x, 4 * static_cast<size_t>(kv_dim)); return;
@@ -356,11 +368,13 @@ void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int ro
     case KVType::FP8_E4M3C:
       for (int c = 0; c < kv_dim; ++c) d[c] = fp32_to_e4m3(x[c]);
       return;
+    case KVType::INT4CH:
+    case KVType::INT2CH: return;  // per-channel for K and V: refused above
   }
 }
 
 void kv_quantize_block(KVType t, const float* rows, uint8_t* block, int kv_dim, int block_size, bool reuse) {
-  if (!kv_grouped_by_channel(t, true)) throw InputError("kv_quantize_block: " + std::string(kv_type_name(t)) + " K is not quantized per channel");
+  if (!kv_grouped_by_channel(t, true)) throw InputError("kv_quantize_block: " + std::string(kv_type_name(t)) + " is not quantized per channel");
   if (reuse && requantize_with_stored_params(t, rows, block, kv_dim, block_size)) return;
   if (t == KVType::FP8_E4M3C) return quantize_block_fp8c(rows, block, kv_dim, block_size);
   if (kv_compact(t)) return quantize_block_compact(t, rows, block, kv_dim, block_size);
@@ -428,6 +442,8 @@ void kv_dequantize_row(const KVBlockRef& b, int row, float* y) {
       }
       return;
     }
+    case KVType::INT4CH:
+    case KVType::INT2CH: return;  // per-channel: handled above
   }
 }
 

@@ -19,6 +19,9 @@
 //                        index][n_groups x (f16 base, f16 step)][codes]; min = base + step * index
 //   INT4C / INT2C as V   rows of [n_groups x (u8 log-scale, i8 zero point z)][packed codes];
 //                        value = scale * (code + z)
+//   INT4CH / INT2CH      K and V both in the INT4C/INT2C K layout (per channel over the block's
+//                        tokens, staged until the block fills): some models' V carries per-channel
+//                        structure too, and per-token groups then cost several times the divergence
 // Packed codes: channel c of a row in byte c*bits/8, lowest bits first. value = min + scale * code.
 // An 8-bit log-scale e stands for 2^(e/12 - 14) (0 for e = 0): 6% steps from 6e-5 to 152.
 #pragma once
@@ -31,9 +34,9 @@ namespace kvscope {
 // Values are stored in session files: never renumber.
 enum class KVType : uint8_t {
   F32 = 0, F16 = 1, BF16 = 2, FP8_E4M3 = 3, FP8_E5M2 = 4, INT8 = 5, INT4 = 6, INT2 = 7,
-  FP8_E4M3C = 8, INT4C = 9, INT2C = 10
+  FP8_E4M3C = 8, INT4C = 9, INT2C = 10, INT4CH = 11, INT2CH = 12
 };
-constexpr int kKVTypeCount = 11;
+constexpr int kKVTypeCount = 13;
 
 struct KVLayerType {
   KVType k = KVType::F32, v = KVType::F32;
@@ -42,17 +45,22 @@ struct KVLayerType {
 
 const char* kv_type_name(KVType t);
 // f32 f16 bf16 fp8_e4m3 (fp8) fp8_e5m2 int8 (q8_0, q8) int4 (q4_0, q4) int2 (q2) fp8_e4m3c (fp8c)
-// int4c int2c; InputError otherwise.
+// int4c int2c int4ch int2ch; InputError otherwise.
 KVType kv_type_from_name(const std::string& name);
 // Names accepted by kv_type_from_name, for messages and help.
 const char* kv_type_names();
 
-// K of INT4/INT2(C) and FP8_E4M3C is grouped over tokens (per channel), so its blocks are written whole.
+// K of INT4/INT2(C) and FP8_E4M3C, and K and V of INT4CH/INT2CH, are grouped over tokens (per
+// channel), so their blocks are written whole.
 inline bool kv_grouped_by_channel(KVType t, bool is_k) {
+  if (t == KVType::INT4CH || t == KVType::INT2CH) return true;
   return is_k && (t == KVType::INT4 || t == KVType::INT2 || t == KVType::FP8_E4M3C || t == KVType::INT4C || t == KVType::INT2C);
 }
-int kv_code_bits(KVType t);  // 4 or 2 for INT4(C) / INT2(C), else 0
-inline bool kv_compact(KVType t) { return t == KVType::INT4C || t == KVType::INT2C; }
+int kv_code_bits(KVType t);  // 4 or 2 for INT4(C/CH) / INT2(C/CH), else 0
+// 8-bit parameters (INT4C/INT2C, and INT4CH/INT2CH whose layout is INT4C/INT2C K's).
+inline bool kv_compact(KVType t) {
+  return t == KVType::INT4C || t == KVType::INT2C || t == KVType::INT4CH || t == KVType::INT2CH;
+}
 int kv_group(int kv_dim);    // channels per V group of INT4/INT2 (32, 16 or 8); InputError otherwise
 
 // Bytes of one block (block_size rows) of K (is_k) or V in type t; InputError if kv_dim does not fit.
@@ -69,9 +77,9 @@ struct KVBlockRef {
   int block_size = 0;
 };
 
-// Row-wise quantizers (every layout but per-channel K): writes row `row` of the block at `block`.
+// Row-wise quantizers (every layout but the per-channel ones): writes row `row` of the block at `block`.
 void kv_quantize_row(KVType t, bool is_k, const float* x, uint8_t* block, int row, int kv_dim);
-// Per-channel K (kv_grouped_by_channel): quantizes all block_size rows (row-major [block_size x kv_dim] floats).
+// Per-channel layouts (kv_grouped_by_channel; K and V alike): quantizes all block_size rows (row-major [block_size x kv_dim] floats).
 // reuse: `block` already holds this block quantized (it is being rewritten after a truncation); its
 // parameters are kept when every row fits them, so rows that did not change get their codes back.
 void kv_quantize_block(KVType t, const float* rows, uint8_t* block, int kv_dim, int block_size, bool reuse = false);

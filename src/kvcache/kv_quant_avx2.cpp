@@ -116,7 +116,24 @@ bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float s
 }
 
 bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out) {
-  if (!shape_ok(b, n, off, hd) || kv_grouped_by_channel(b.type, b.is_k)) return false;
+  if (!shape_ok(b, n, off, hd)) return false;
+  if (kv_grouped_by_channel(b.type, b.is_k)) {
+    // Per-channel V (INT4CH/INT2CH): v = min_c + s_c code, so out += s * (sum_i p_i code_i) + min * sum_i p_i.
+    const int bits = kv_code_bits(b.type);
+    if (!bits) return false;
+    alignas(32) float sc[kMaxHead], mn[kMaxHead];
+    kvq::kc_params(b, off, hd, sc, mn);
+    float psum = 0;
+    for (int i = 0; i < n; ++i) psum += p[i];
+    const __m256 ps = _mm256_set1_ps(psum);
+    for (int c = 0; c < hd; c += 8) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int i = 0; i < n; ++i) acc = _mm256_fmadd_ps(_mm256_set1_ps(p[i]), codes8(bits, kvq::kc_codes(b, i), off + c), acc);
+      const __m256 o = _mm256_fmadd_ps(_mm256_load_ps(sc + c), acc, _mm256_fmadd_ps(_mm256_load_ps(mn + c), ps, _mm256_loadu_ps(out + c)));
+      _mm256_storeu_ps(out + c, o);
+    }
+    return true;
+  }
   const size_t stride = kvq::row_stride(b.type, b.kv_dim);
   if (const int bits = kv_code_bits(b.type)) {
     // v = min_g + s_g * code per token group (INT4C: min = s z): out += sum_i (p_i s_ig) code + sum_i p_i min_ig.

@@ -80,8 +80,8 @@ PagedKVCache::PagedKVCache(const PagedKVConfig& cfg)
       s.block_bytes = kv_block_bytes(s.type, is_k, kv_dim_, block_size_);
       s.row_bytes = kv_grouped_by_channel(s.type, is_k) ? 0 : kvq::row_stride(s.type, kv_dim_);
       s.data.resize(nb * s.block_bytes);
+      if (kv_grouped_by_channel(s.type, is_k)) s.stage.resize(nb), s.restored.assign(nb, 0);
     }
-    if (kv_grouped_by_channel(L.k.type, true)) L.stage.resize(nb), L.restored.assign(nb, 0);
   }
 }
 
@@ -94,45 +94,47 @@ size_t PagedKVCache::bytes() const {
 size_t PagedKVCache::staging_bytes() const {
   size_t b = 0;
   for (const Layer& L : layers_)
-    for (const auto& st : L.stage) b += st.size() * sizeof(float);
+    for (const Store* s : {&L.k, &L.v})
+      for (const auto& st : s->stage) b += st.size() * sizeof(float);
   return b;
+}
+
+void PagedKVCache::write_store(Store& s, bool is_k, BlockId b, int slot, const float* x) {
+  uint8_t* block = s.data.data() + static_cast<size_t>(b) * s.block_bytes;
+  if (s.stage.empty()) return kv_quantize_row(s.type, is_k, x, block, slot, kv_dim_);
+  const size_t D = static_cast<size_t>(kv_dim_);
+  std::vector<float>& st = s.stage[b];
+  if (slot == 0) {
+    st.assign(block_size_ * D, 0.0f);
+    s.restored[b] = 0;
+  } else if (st.empty()) {
+    // Writing inside an already quantized block (after a truncation): continue from its values.
+    st.resize(block_size_ * D);
+    const KVBlockRef r = ref(s, b, is_k);
+    for (int i = 0; i < block_size_; ++i) kv_dequantize_row(r, i, st.data() + i * D);
+    s.restored[b] = 1;
+  }
+  std::memcpy(st.data() + slot * D, x, sizeof(float) * D);
+  if (slot == block_size_ - 1) {
+    kv_quantize_block(s.type, st.data(), block, kv_dim_, block_size_, s.restored[b] != 0);
+    s.restored[b] = 0;
+    std::vector<float>().swap(st);
+  }
 }
 
 void PagedKVCache::write(int layer, BlockId b, int slot, const float* k, const float* v) {
   Layer& L = layers_[layer];
-  uint8_t* kblock = L.k.data.data() + static_cast<size_t>(b) * L.k.block_bytes;
-  uint8_t* vblock = L.v.data.data() + static_cast<size_t>(b) * L.v.block_bytes;
-  if (L.stage.empty()) {
-    kv_quantize_row(L.k.type, true, k, kblock, slot, kv_dim_);
-  } else {
-    const size_t D = static_cast<size_t>(kv_dim_);
-    std::vector<float>& st = L.stage[b];
-    if (slot == 0) {
-      st.assign(block_size_ * D, 0.0f);
-      L.restored[b] = 0;
-    } else if (st.empty()) {
-      // Writing inside an already quantized block (after a truncation): continue from its values.
-      st.resize(block_size_ * D);
-      const KVBlockRef r = k_block(layer, b);
-      for (int i = 0; i < block_size_; ++i) kv_dequantize_row(r, i, st.data() + i * D);
-      L.restored[b] = 1;
-    }
-    std::memcpy(st.data() + slot * D, k, sizeof(float) * D);
-    if (slot == block_size_ - 1) {
-      kv_quantize_block(L.k.type, st.data(), kblock, kv_dim_, block_size_, L.restored[b] != 0);
-      L.restored[b] = 0;
-      std::vector<float>().swap(st);
-    }
-  }
-  kv_quantize_row(L.v.type, false, v, vblock, slot, kv_dim_);
+  write_store(L.k, true, b, slot, k);
+  write_store(L.v, false, b, slot, v);
 }
 
 void PagedKVCache::copy_block(BlockId src, BlockId dst) {
   if (src == dst) return;
   for (Layer& L : layers_) {
-    for (Store* s : {&L.k, &L.v})
+    for (Store* s : {&L.k, &L.v}) {
       std::memcpy(s->data.data() + dst * s->block_bytes, s->data.data() + src * s->block_bytes, s->block_bytes);
-    if (!L.stage.empty()) L.stage[dst] = L.stage[src], L.restored[dst] = L.restored[src];
+      if (!s->stage.empty()) s->stage[dst] = s->stage[src], s->restored[dst] = s->restored[src];
+    }
   }
 }
 
@@ -149,25 +151,27 @@ void PagedKVCache::import_block(BlockId b, const uint8_t* src) {
     for (Store* s : {&L.k, &L.v}) {
       std::memcpy(s->data.data() + b * s->block_bytes, src, s->block_bytes);
       src += s->block_bytes;
+      if (!s->stage.empty()) std::vector<float>().swap(s->stage[b]), s->restored[b] = 0;
     }
-    if (!L.stage.empty()) std::vector<float>().swap(L.stage[b]), L.restored[b] = 0;
   }
 }
 
-// Staging record: per layer with per-channel K, one byte (0: none, 1: staged, 2: staged and restored
-// from the quantized block) and then the F32 rows.
+// Staging record: per layer, K then V, for each with a per-channel layout one byte (0: none,
+// 1: staged, 2: staged and restored from the quantized block) and then the F32 rows. (Before
+// INT4CH/INT2CH only K had such layouts, so older records read the same.)
 std::vector<uint8_t> PagedKVCache::export_staging(BlockId b) const {
   std::vector<uint8_t> out;
   bool any = false;
-  for (const Layer& L : layers_) {
-    if (L.stage.empty()) continue;
-    const auto& st = L.stage[b];
-    out.push_back(st.empty() ? 0 : L.restored[b] ? 2 : 1);
-    if (st.empty()) continue;
-    any = true;
-    const auto* p = reinterpret_cast<const uint8_t*>(st.data());
-    out.insert(out.end(), p, p + st.size() * sizeof(float));
-  }
+  for (const Layer& L : layers_)
+    for (const Store* s : {&L.k, &L.v}) {
+      if (s->stage.empty()) continue;
+      const auto& st = s->stage[b];
+      out.push_back(st.empty() ? 0 : s->restored[b] ? 2 : 1);
+      if (st.empty()) continue;
+      any = true;
+      const auto* p = reinterpret_cast<const uint8_t*>(st.data());
+      out.insert(out.end(), p, p + st.size() * sizeof(float));
+    }
   if (!any) out.clear();
   return out;
 }
@@ -176,17 +180,18 @@ void PagedKVCache::import_staging(BlockId b, const uint8_t* src, size_t n) {
   if (n == 0) return;
   const size_t rows = static_cast<size_t>(block_size_) * kv_dim_;
   size_t off = 0;
-  for (Layer& L : layers_) {
-    if (L.stage.empty()) continue;
-    if (off >= n) throw InputError("session file damaged (staging)");
-    const uint8_t flag = src[off++];
-    if (!flag) continue;
-    if (flag > 2 || off + rows * sizeof(float) > n) throw InputError("session file damaged (staging)");
-    L.stage[b].resize(rows);
-    L.restored[b] = flag == 2;
-    std::memcpy(L.stage[b].data(), src + off, rows * sizeof(float));
-    off += rows * sizeof(float);
-  }
+  for (Layer& L : layers_)
+    for (Store* s : {&L.k, &L.v}) {
+      if (s->stage.empty()) continue;
+      if (off >= n) throw InputError("session file damaged (staging)");
+      const uint8_t flag = src[off++];
+      if (!flag) continue;
+      if (flag > 2 || off + rows * sizeof(float) > n) throw InputError("session file damaged (staging)");
+      s->stage[b].resize(rows);
+      s->restored[b] = flag == 2;
+      std::memcpy(s->stage[b].data(), src + off, rows * sizeof(float));
+      off += rows * sizeof(float);
+    }
   if (off != n) throw InputError("session file damaged (staging)");
 }
 
@@ -198,6 +203,12 @@ void PagedKVCache::read_k(int layer, BlockId b, int slot, float* y) const {
   kv_dequantize_row(k_block(layer, b), slot, y);
 }
 
-void PagedKVCache::read_v(int layer, BlockId b, int slot, float* y) const { kv_dequantize_row(v_block(layer, b), slot, y); }
+void PagedKVCache::read_v(int layer, BlockId b, int slot, float* y) const {
+  if (const float* st = v_staged(layer, b)) {
+    std::copy(st + static_cast<size_t>(slot) * kv_dim_, st + static_cast<size_t>(slot + 1) * kv_dim_, y);
+    return;
+  }
+  kv_dequantize_row(v_block(layer, b), slot, y);
+}
 
 }  // namespace kvscope

@@ -3,9 +3,9 @@
 // BlockPool) covers a token range across the whole model. Each layer has its own K and its own V
 // element type (kv_quant.h has the block layouts), so quantized layers sit next to F16 ones.
 //
-// K of INT4/INT2 is quantized per channel over a block's tokens, so a block that is not full yet
-// keeps its K rows in F32 staging (KIVI's full-precision residual); the block is quantized when its
-// last slot is written and the staging is freed. Staging lives outside the pool's byte budget and
+// K of INT4/INT2 (and V of INT4CH/INT2CH) is quantized per channel over a block's tokens, so a block
+// that is not full yet keeps those rows in F32 staging (KIVI's full-precision residual); the block is
+// quantized when its last slot is written and the staging is freed. Staging lives outside the pool's byte budget and
 // exists only for partial blocks (about one per running sequence). A quantized block written into
 // again (after a truncation) is restored into staging and, when it fills, quantized with its old
 // parameters where the rows fit them, so the rows that did not change keep their codes.
@@ -50,21 +50,20 @@ class PagedKVCache {
   KVType k_type(int layer) const { return layers_[layer].k.type; }
   KVType v_type(int layer) const { return layers_[layer].v.type; }
   size_t bytes() const;          // the pool's storage
-  size_t staging_bytes() const;  // F32 rows of partial per-channel-quantized K blocks
+  size_t staging_bytes() const;  // F32 rows of partial per-channel-quantized blocks
   size_t bytes_per_token() const { return bytes_per_token_; }
 
   // Stores K and V (kv_dim floats each, converted to the layer's types) in slot `slot` of block b.
   void write(int layer, BlockId b, int slot, const float* k, const float* v);
-  // Row of kv_dim elements, for row layouts (all but per-channel INT4/INT2 K).
+  // Row of kv_dim elements, for row layouts (all but the per-channel ones).
   const void* k_row(int layer, BlockId b, int slot) const { return row(layers_[layer].k, b, slot); }
   const void* v_row(int layer, BlockId b, int slot) const { return row(layers_[layer].v, b, slot); }
   KVBlockRef k_block(int layer, BlockId b) const { return ref(layers_[layer].k, b, true); }
   KVBlockRef v_block(int layer, BlockId b) const { return ref(layers_[layer].v, b, false); }
-  // F32 rows [block_size x kv_dim] of a K block still being filled, or nullptr once quantized.
-  const float* k_staged(int layer, BlockId b) const {
-    const auto& st = layers_[layer].stage;
-    return st.empty() || st[b].empty() ? nullptr : st[b].data();
-  }
+  // F32 rows [block_size x kv_dim] of a per-channel K (V) block still being filled, or nullptr
+  // (quantized, or a row layout).
+  const float* k_staged(int layer, BlockId b) const { return staged(layers_[layer].k, b); }
+  const float* v_staged(int layer, BlockId b) const { return staged(layers_[layer].v, b); }
   // K or V of one token slot as kv_dim floats, whatever the layer's type (staged K included):
   // for readers outside attention, such as the signals' replay from the cache.
   void read_k(int layer, BlockId b, int slot, float* y) const;
@@ -84,13 +83,17 @@ class PagedKVCache {
     KVType type = KVType::F32;
     size_t block_bytes = 0, row_bytes = 0;  // row_bytes: row layouts only
     std::vector<uint8_t> data;
-  };
-  struct Layer {
-    Store k, v;
-    std::vector<std::vector<float>> stage;  // per block; only for per-channel K
+    std::vector<std::vector<float>> stage;  // per block; only for per-channel layouts
     // Per block: its staging was restored from the quantized block (which keeps its parameters).
     std::vector<uint8_t> restored;
   };
+  struct Layer {
+    Store k, v;
+  };
+  static const float* staged(const Store& s, BlockId b) {
+    return s.stage.empty() || s.stage[b].empty() ? nullptr : s.stage[b].data();
+  }
+  void write_store(Store& s, bool is_k, BlockId b, int slot, const float* x);
   const void* row(const Store& s, BlockId b, int slot) const {
     return s.data.data() + static_cast<size_t>(b) * s.block_bytes + static_cast<size_t>(slot) * s.row_bytes;
   }

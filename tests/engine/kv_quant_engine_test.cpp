@@ -21,7 +21,8 @@ using namespace kvscope;
 namespace {
 
 const KVType kQuant[] = {KVType::F16, KVType::BF16, KVType::FP8_E4M3, KVType::FP8_E5M2,
-                         KVType::INT8, KVType::INT4, KVType::INT2, KVType::FP8_E4M3C, KVType::INT4C, KVType::INT2C};
+                         KVType::INT8, KVType::INT4, KVType::INT2, KVType::FP8_E4M3C, KVType::INT4C, KVType::INT2C,
+                         KVType::INT4CH, KVType::INT2CH};
 
 // Relative RMS error of attention outputs each type may have on N(0,1) K/V.
 double tolerance(KVType t) {
@@ -33,7 +34,8 @@ double tolerance(KVType t) {
     case KVType::FP8_E5M2: return 1.2e-1;
     case KVType::INT8: return 2e-2;
     case KVType::INT4:
-    case KVType::INT4C: return 1.6e-1;
+    case KVType::INT4C:
+    case KVType::INT4CH: return 1.6e-1;
     default: return 6e-1;
   }
 }
@@ -163,7 +165,8 @@ TEST(KVQuantEngine, MixedLayerTypesRunAndStayCloseToF32) {
 TEST(KVQuantEngine, SessionSavedInOneTypeRestoresAndContinuesIdentically) {
   for (KVCacheTypes t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::FP8_E4M3, KVType::INT8),
                          KVCacheTypes(KVType::FP8_E4M3C, KVType::FP8_E4M3C), KVCacheTypes(KVType::INT4C, KVType::INT4C),
-                         KVCacheTypes(KVType::INT2C, KVType::INT4C)}) {
+                         KVCacheTypes(KVType::INT2C, KVType::INT4C), KVCacheTypes(KVType::INT4C, KVType::INT4CH),
+                         KVCacheTypes(KVType::INT8, KVType::INT2CH)}) {
     const std::string file = (test::temp_dir() / "kvq.kvsession").string();
     auto t1 = prompt(30, 5);
     std::vector<int32_t> history, cont_a, cont_b;
@@ -203,7 +206,8 @@ TEST(KVQuantEngine, SessionSavedInOneTypeRestoresAndContinuesIdentically) {
 // the logits of recomputing with the same types.
 TEST(KVQuantEngine, PrefixCacheAndCopyOnWriteMatchRecomputation) {
   for (KVCacheTypes t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::INT8, KVType::INT2),
-                         KVCacheTypes(KVType::FP8_E5M2, KVType::BF16), KVCacheTypes(KVType::FP8_E4M3C, KVType::INT4C)}) {
+                         KVCacheTypes(KVType::FP8_E5M2, KVType::BF16), KVCacheTypes(KVType::FP8_E4M3C, KVType::INT4C),
+                         KVCacheTypes(KVType::INT4C, KVType::INT4CH)}) {
     Engine cached(tiny_model(), params(t, true));
     auto shared = prompt(48, 1);
     auto b = shared;
@@ -224,7 +228,7 @@ TEST(KVQuantEngine, PrefixCacheAndCopyOnWriteMatchRecomputation) {
 // staging: the continuation stays close to computing the whole text at once.
 TEST(KVQuantEngine, TruncateInsideAQuantizedBlockContinues) {
   for (const KVCacheTypes& t : {KVCacheTypes(KVType::INT4, KVType::INT4), KVCacheTypes(KVType::FP8_E4M3C, KVType::INT4C),
-                               KVCacheTypes(KVType::INT4C, KVType::INT4C)}) {
+                               KVCacheTypes(KVType::INT4C, KVType::INT4C), KVCacheTypes(KVType::INT4CH, KVType::INT4CH)}) {
     auto text = prompt(40, 3);
     Context whole(tiny_model(), {64, 2, 512, t});
     const std::vector<float> ref = whole.eval(text);
@@ -238,13 +242,20 @@ TEST(KVQuantEngine, TruncateInsideAQuantizedBlockContinues) {
   }
 }
 
+KVCalibrateOptions calib_opts(std::vector<KVType> candidates, int search_passes) {
+  KVCalibrateOptions o;
+  o.candidates = std::move(candidates);
+  o.search_passes = search_passes;
+  return o;
+}
+
 TEST(KVCalibrate, PicksTypesWithinTheBudgetAtTheLeastDivergence) {
   const TextChunks text = {prompt(24, 1)};
   const std::vector<KVType> cands = {KVType::F16, KVType::INT8, KVType::INT4};
-  const KVCalibration all16 = kv_calibrate(tiny_model(), text, 16.0, 2, cands);
+  const KVCalibration all16 = kv_calibrate(tiny_model(), text, 16.0, 2, calib_opts(cands, 4));
   for (const auto& lt : all16.types) EXPECT_EQ(lt, (KVLayerType{KVType::F16, KVType::F16}));
   EXPECT_EQ(all16.predicted_kl, 0.0);
-  const KVCalibration c = kv_calibrate(tiny_model(), text, 5.5, 2, cands);
+  const KVCalibration c = kv_calibrate(tiny_model(), text, 5.5, 2, calib_opts(cands, 0));
   EXPECT_LE(c.bits, 5.5);
   // Every item's KL is measured, and the choice's predicted KL is the sum of its items'.
   double sum = 0;
@@ -262,5 +273,24 @@ TEST(KVCalibrate, PicksTypesWithinTheBudgetAtTheLeastDivergence) {
   const size_t i4 = std::find(c.candidates.begin(), c.candidates.end(), KVType::INT4) - c.candidates.begin();
   for (int item = 0; item < 4; ++item) int4 += c.kl[item * C + i4];
   EXPECT_LE(c.predicted_kl, int4 + 1e-12);
-  EXPECT_THROW(kv_calibrate(tiny_model(), text, 2.0, 2, cands), InputError);
+  EXPECT_THROW(kv_calibrate(tiny_model(), text, 2.0, 2, calib_opts(cands, 4)), InputError);
+}
+
+TEST(KVCalibrate, JointSearchKeepsTheBudgetAndEndsNoWorseThanTheKnapsack) {
+  const TextChunks text = {prompt(24, 1), prompt(24, 2)};
+  const std::vector<KVType> cands = {KVType::F16, KVType::INT8, KVType::INT4, KVType::INT2};
+  const KVCalibration c = kv_calibrate(tiny_model(), text, 5.0, 2, calib_opts(cands, 3));
+  EXPECT_LE(c.bits, 5.0);
+  ASSERT_GE(c.knapsack_kl, 0.0);
+  EXPECT_LE(c.measured_kl, c.knapsack_kl);
+  EXPECT_GT(c.searched_maps, 1);
+  // The reported divergence is what the chosen map gives when run directly.
+  KVCacheTypes t(KVType::F16, KVType::F16);
+  for (int l = 0; l < static_cast<int>(c.types.size()); ++l) t.layers.push_back({l, l, c.types[l]});
+  const LogProbs ref = teacher_forced(tiny_model(), KVCacheTypes(KVType::F16, KVType::F16), text, 2);
+  EXPECT_NEAR(score(ref, teacher_forced(tiny_model(), t, text, 2)).mean_kl, c.measured_kl, 1e-6 * c.measured_kl + 1e-12);
+  // Without the search the knapsack's map is returned unmeasured.
+  const KVCalibration k = kv_calibrate(tiny_model(), text, 5.0, 2, calib_opts(cands, 0));
+  EXPECT_EQ(k.types, c.knapsack_types);
+  EXPECT_LT(k.measured_kl, 0.0);
 }

@@ -16,7 +16,8 @@ using namespace kvscope;
 namespace {
 
 const KVType kAll[] = {KVType::F32, KVType::F16, KVType::BF16, KVType::FP8_E4M3, KVType::FP8_E5M2,
-                       KVType::INT8, KVType::INT4, KVType::INT2, KVType::FP8_E4M3C, KVType::INT4C, KVType::INT2C};
+                       KVType::INT8, KVType::INT4, KVType::INT2, KVType::FP8_E4M3C, KVType::INT4C, KVType::INT2C,
+                       KVType::INT4CH, KVType::INT2CH};
 
 std::vector<float> randn(size_t n, std::mt19937& rng, float sigma = 1.0f) {
   std::normal_distribution<float> d(0.0f, sigma);
@@ -52,11 +53,13 @@ float bound(KVType t, bool is_k, float x, float mn, float mx, float blk_amax) {
     case KVType::FP8_E4M3C:  // K: E4M3 of the distance to the channel mean
       return is_k ? std::max((mx - mn) * 0x1p-4f, 0x1p-10f) : std::max(std::fabs(x) * 0x1p-4f, 0x1p-10f);
     case KVType::INT4C:
-    case KVType::INT2C: {
-      const float levels = t == KVType::INT4C ? 15.0f : 3.0f;
+    case KVType::INT2C:
+    case KVType::INT4CH:
+    case KVType::INT2CH: {
+      const float levels = kv_code_bits(t) == 4 ? 15.0f : 3.0f;
       // Scales round up by at most one 2^(1/12) step; K's min sits up to one index step (2 amax / 255)
       // below the channel's; V's integer zero point costs up to one level.
-      if (is_k) return (mx - mn + blk_amax / 127.0f) / levels * 0.5f * 1.06f + 1e-6f;
+      if (kv_grouped_by_channel(t, is_k)) return (mx - mn + blk_amax / 127.0f) / levels * 0.5f * 1.06f + 1e-6f;
       return std::max((mx - mn) / (levels - 1), amax / 127.0f) * 0.5f * 1.06f + 1e-6f;
     }
   }
@@ -132,6 +135,8 @@ TEST(KVQuant, BytesPerElementShrinkWithTheType) {
   EXPECT_NEAR(kv_bits(KVType::INT4C, true, D, bs), 5.0625, 1e-9);    // + u8 scale, u8 min index; f16 base+step per 32 ch
   EXPECT_NEAR(kv_bits(KVType::INT4C, false, D, bs), 4.5, 1e-9);      // + u8 scale, i8 zero per 32 channels
   EXPECT_NEAR(kv_bits(KVType::INT2C, false, D, bs), 2.5, 1e-9);
+  EXPECT_NEAR(kv_bits(KVType::INT4CH, false, D, bs), 5.0625, 1e-9);  // V in INT4C K's per-channel layout
+  EXPECT_NEAR(kv_bits(KVType::INT2CH, true, D, bs), 3.0625, 1e-9);
   EXPECT_THROW(kv_block_bytes(KVType::INT4, false, 12, bs), InputError);
 }
 
