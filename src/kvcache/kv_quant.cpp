@@ -155,10 +155,12 @@ void kc_params(const KVBlockRef& b, int off, int n, float* scale, float* min) {
     const uint8_t* idx = b.data + D;
     const uint8_t* ref = b.data + 2 * static_cast<size_t>(D);
     const int G = kv_group(D);
-    for (int c = off; c < off + n; ++c) {
-      const int g = c / G;
-      scale[c - off] = log_scales()[e[c]];
-      min[c - off] = fp16_to_fp32(load_u16(ref + 4 * g)) + fp16_to_fp32(load_u16(ref + 4 * g + 2)) * static_cast<float>(idx[c]);
+    const float* ls = log_scales();
+    // Base and step are per group of G channels: converted once per group, not per channel.
+    for (int c = off; c < off + n;) {
+      const int g = c / G, end = std::min(off + n, (g + 1) * G);
+      const float base = fp16_to_fp32(load_u16(ref + 4 * g)), step = fp16_to_fp32(load_u16(ref + 4 * g + 2));
+      for (; c < end; ++c) scale[c - off] = ls[e[c]], min[c - off] = base + step * static_cast<float>(idx[c]);
     }
     return;
   }

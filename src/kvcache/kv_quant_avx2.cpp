@@ -93,8 +93,10 @@ bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float s
     }
     const float qm_sum = hsum(qm);
     const int bits = kv_code_bits(b.type);
+    const uint8_t* codes0 = kvq::kc_codes(b, 0);
+    const size_t rb = kvq::kc_row_bytes(b.type, b.kv_dim);
     for (int i = 0; i < n; ++i) {
-      const uint8_t* codes = kvq::kc_codes(b, i);
+      const uint8_t* codes = codes0 + rb * i;
       __m256 acc = _mm256_setzero_ps();
       if (bits)
         for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qs + c), codes8(bits, codes, off + c), acc);
@@ -126,9 +128,11 @@ bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float*
     float psum = 0;
     for (int i = 0; i < n; ++i) psum += p[i];
     const __m256 ps = _mm256_set1_ps(psum);
+    const uint8_t* codes0 = kvq::kc_codes(b, 0);
+    const size_t rb = kvq::kc_row_bytes(b.type, b.kv_dim);
     for (int c = 0; c < hd; c += 8) {
       __m256 acc = _mm256_setzero_ps();
-      for (int i = 0; i < n; ++i) acc = _mm256_fmadd_ps(_mm256_set1_ps(p[i]), codes8(bits, kvq::kc_codes(b, i), off + c), acc);
+      for (int i = 0; i < n; ++i) acc = _mm256_fmadd_ps(_mm256_set1_ps(p[i]), codes8(bits, codes0 + rb * i, off + c), acc);
       const __m256 o = _mm256_fmadd_ps(_mm256_load_ps(sc + c), acc, _mm256_fmadd_ps(_mm256_load_ps(mn + c), ps, _mm256_loadu_ps(out + c)));
       _mm256_storeu_ps(out + c, o);
     }
