@@ -15,9 +15,9 @@ struct Ops {
   float (*dot)(const float*, const float*, int64_t);
   void (*axpy)(float, const float*, float*, int64_t);
   void (*softmax)(float*, int64_t);
-  // Quantized blocks are read in place by these.
-  void (*kdot)(const KVBlockRef&, int, int, int, const float*, float, float*);
-  void (*vaxpy)(const KVBlockRef&, int, int, int, const float*, float*);
+  // Quantized blocks are read in place by these, each row decoded once for the GQA group.
+  void (*kdot)(const KVBlockRef&, int, int, int, const float*, int, float, float*, size_t);
+  void (*vaxpy)(const KVBlockRef&, int, int, int, const float*, size_t, int, float*);
   // F32 rows a block at a time instead of one dot/axpy per position and head (null: per position).
   void (*block_scores)(const float*, int, int, const float*, int, int, float, float*, int) = nullptr;
   void (*block_sum)(const float*, int, int, const float*, int, int, int, float*) = nullptr;
@@ -53,8 +53,7 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
     const int n = std::min(bs, n_pos - j);
     const BlockId b = sq.blocks[j / bs];
     if (!via_f32(kv, layer, true, b)) {
-      for (int g = 0; g < group; ++g)
-        ops.kdot(kv.k_block(layer, b), n, kvh * hd, hd, qrow + g * hd, scale, scores + static_cast<size_t>(g) * max_pos + j);
+      ops.kdot(kv.k_block(layer, b), n, kvh * hd, hd, qrow, group, scale, scores + j, max_pos);
       continue;
     }
     int stride;
@@ -75,8 +74,7 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
     const int n = std::min(bs, n_pos - j);
     const BlockId b = sq.blocks[j / bs];
     if (!via_f32(kv, layer, false, b)) {
-      for (int g = 0; g < group; ++g)
-        ops.vaxpy(kv.v_block(layer, b), n, kvh * hd, hd, scores + static_cast<size_t>(g) * max_pos + j, orow + g * hd);
+      ops.vaxpy(kv.v_block(layer, b), n, kvh * hd, hd, scores + j, max_pos, group, orow);
       continue;
     }
     int stride;
@@ -117,7 +115,7 @@ void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s,
   // The block-wise F32 loops exist for AVX-512; elsewhere the per-position ops (AVX2) are faster
   // than their scalar versions.
   const bool avx512 = kernels::active_isa() == kernels::Isa::AVX512;
-  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot, kv_axpy,
+  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot_group, kv_axpy_group,
                 avx512 ? attn::avx512::block_scores : nullptr, avx512 ? attn::avx512::block_weighted_sum : nullptr};
   pool.run([&](int ith, int nth) {
     float* scores = scratch.data() + per_thread * ith;
@@ -133,7 +131,8 @@ void paged_attention_ref(const PagedKVCache& kv, int layer, const AttentionShape
   const int group = s.n_head / s.n_head_kv;
   const int max_pos = max_positions(seqs);
   std::vector<float> scores(static_cast<size_t>(group) * max_pos);
-  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace, kv_ref::kv_dot, kv_ref::kv_axpy};
+  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace, kv_ref::kv_dot_group,
+                kv_ref::kv_axpy_group};
   for (const auto& sq : seqs)
     for (int t = 0; t < sq.n_tokens; ++t)
       for (int kvh = 0; kvh < s.n_head_kv; ++kvh)

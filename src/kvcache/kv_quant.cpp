@@ -472,7 +472,31 @@ void kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float*
   }
 }
 
+void kv_dot_group(const KVBlockRef& b, int n, int off, int hd, const float* q, int group, float scale, float* scores,
+                  size_t stride) {
+  for (int g = 0; g < group; ++g) kv_ref::kv_dot(b, n, off, hd, q + static_cast<size_t>(g) * hd, scale, scores + g * stride);
+}
+
+void kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, size_t stride, int group, float* out) {
+  for (int g = 0; g < group; ++g) kv_ref::kv_axpy(b, n, off, hd, p + g * stride, out + static_cast<size_t>(g) * hd);
+}
+
 }  // namespace kv_ref
+
+void kv_dot_group(const KVBlockRef& b, int n, int off, int hd, const float* q, int group, float scale, float* scores,
+                  size_t stride) {
+  if (kernels::active_isa() != kernels::Isa::Scalar &&
+      detail::kv_avx2::kv_dot_group(b, n, off, hd, q, group, scale, scores, stride))
+    return;
+  for (int g = 0; g < group; ++g) kv_dot(b, n, off, hd, q + static_cast<size_t>(g) * hd, scale, scores + g * stride);
+}
+
+void kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, size_t stride, int group, float* out) {
+  if (kernels::active_isa() != kernels::Isa::Scalar &&
+      detail::kv_avx2::kv_axpy_group(b, n, off, hd, p, stride, group, out))
+    return;
+  for (int g = 0; g < group; ++g) kv_axpy(b, n, off, hd, p + g * stride, out + static_cast<size_t>(g) * hd);
+}
 
 void kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores) {
   if (kernels::active_isa() != kernels::Isa::Scalar && detail::kv_avx2::kv_dot(b, n, off, hd, q, scale, scores)) return;

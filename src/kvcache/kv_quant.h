@@ -91,10 +91,19 @@ void kv_dequantize_row(const KVBlockRef& b, int row, float* y);
 //   kv_axpy: out += sum_i p[i] * row i
 void kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
 void kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+// The same for the `group` query heads that share one KV head (GQA), so each row is decoded once
+// for all of them: query head g reads q + g*hd and writes scores + g*stride (kv_dot_group), or reads
+// p + g*stride and adds into out + g*hd (kv_axpy_group).
+void kv_dot_group(const KVBlockRef& b, int n, int off, int hd, const float* q, int group, float scale, float* scores,
+                  size_t stride);
+void kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, size_t stride, int group, float* out);
 
 namespace kv_ref {  // scalar references
 void kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
 void kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+void kv_dot_group(const KVBlockRef& b, int n, int off, int hd, const float* q, int group, float scale, float* scores,
+                  size_t stride);
+void kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, size_t stride, int group, float* out);
 }  // namespace kv_ref
 
 // Scalar FP8 conversions (round to nearest even, saturating at the largest finite value).

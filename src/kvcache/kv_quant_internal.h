@@ -70,4 +70,7 @@ namespace kvscope::detail::kv_avx2 {
 // falls back to the scalar reference.
 bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
 bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+bool kv_dot_group(const KVBlockRef& b, int n, int off, int hd, const float* q, int group, float scale, float* scores,
+                  size_t stride);
+bool kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, size_t stride, int group, float* out);
 }  // namespace kvscope::detail::kv_avx2

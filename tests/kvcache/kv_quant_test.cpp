@@ -170,6 +170,37 @@ TEST(KVQuant, SimdAttentionLoopsMatchTheScalarReference) {
         }
 }
 
+// The GQA loops (each row decoded once for the query heads sharing a KV head) against the scalar
+// reference, for group sizes 1 to 8 and beyond (which falls back to one head at a time).
+TEST(KVQuant, GroupedAttentionLoopsMatchTheScalarReference) {
+  std::mt19937 rng(9);
+  const int bs = 16;
+  for (int hd : {32, 64})
+    for (int group : {1, 2, 3, 4, 8, 9})
+      for (KVType t : kAll)
+        for (bool is_k : {true, false}) {
+          const int n_kv = 2, D = hd * n_kv;
+          auto rows = randn(static_cast<size_t>(D) * bs, rng);
+          const auto blk = fill_block(t, is_k, rows, D, bs);
+          const KVBlockRef r{t, is_k, blk.data(), D, bs};
+          for (int n : {1, 7, 16}) {
+            const int off = static_cast<int>(rng() % n_kv) * hd;
+            const size_t stride = 21;  // scores / weights of query head g start at g * stride
+            const auto q = randn(static_cast<size_t>(hd) * group, rng), p = randn(stride * group, rng);
+            std::vector<float> s(stride * group, 0.0f), s_ref(stride * group, 0.0f);
+            std::vector<float> o(static_cast<size_t>(hd) * group, 0.5f), o_ref(o);
+            kv_dot_group(r, n, off, hd, q.data(), group, 0.125f, s.data(), stride);
+            kv_ref::kv_dot_group(r, n, off, hd, q.data(), group, 0.125f, s_ref.data(), stride);
+            kv_axpy_group(r, n, off, hd, p.data(), stride, group, o.data());
+            kv_ref::kv_axpy_group(r, n, off, hd, p.data(), stride, group, o_ref.data());
+            for (size_t i = 0; i < s.size(); ++i)
+              ASSERT_NEAR(s[i], s_ref[i], 1e-4f * (1 + std::fabs(s_ref[i]))) << kv_type_name(t) << " group " << group << " n " << n;
+            for (size_t c = 0; c < o.size(); ++c)
+              ASSERT_NEAR(o[c], o_ref[c], 1e-4f * (1 + std::fabs(o_ref[c]))) << kv_type_name(t) << " group " << group << " n " << n;
+          }
+        }
+}
+
 TEST(KVTypeMap, NamesAndMapsParseAndBadOnesAreNamed) {
   EXPECT_EQ(kv_type_from_name("fp8"), KVType::FP8_E4M3);
   EXPECT_EQ(kv_type_from_name("Q8_0"), KVType::INT8);
