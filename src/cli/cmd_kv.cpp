@@ -57,9 +57,10 @@ std::string map_file_text(const KVCalibration& c, double bits) {
                 bits, c.bits, c.predicted_kl);
   std::string s = line;
   if (c.measured_kl >= 0) {
-    std::snprintf(line, sizeof line, ", measured KL %.3g (knapsack's map %s: %.3g; %d maps measured)", c.measured_kl,
-                  format_kv_layer_types(c.knapsack_types).c_str(), c.knapsack_kl, c.searched_maps);
-    s += line;
+    // The knapsack's map goes in as a string: a many-layer map is longer than any fixed buffer.
+    std::snprintf(line, sizeof line, ", measured KL %.3g (%d maps measured; the knapsack's map, %.3g: ", c.measured_kl,
+                  c.searched_maps, c.knapsack_kl);
+    s += line + format_kv_layer_types(c.knapsack_types) + ")";
   }
   s += "\n";
   return s + format_kv_layer_types(c.types) + "\n";

@@ -97,10 +97,16 @@ KVScore score(const LogProbs& ref, const LogProbs& test) {
 namespace {
 
 // One (layer, K|V) item per index i = layer * 2 + (K ? 0 : 1); choice[i] indexes the candidates.
+std::vector<KVLayerType> layer_types_of(const std::vector<int>& choice, const std::vector<KVType>& cands) {
+  std::vector<KVLayerType> t(choice.size() / 2);
+  for (size_t l = 0; l < t.size(); ++l) t[l] = {cands[choice[l * 2]], cands[choice[l * 2 + 1]]};
+  return t;
+}
+
 KVCacheTypes types_of(const std::vector<int>& choice, const std::vector<KVType>& cands) {
   KVCacheTypes t(KVType::F16, KVType::F16);
-  for (size_t l = 0; l * 2 < choice.size(); ++l)
-    t.layers.push_back({static_cast<int>(l), static_cast<int>(l), {cands[choice[l * 2]], cands[choice[l * 2 + 1]]}});
+  const auto lt = layer_types_of(choice, cands);
+  for (int l = 0; l < static_cast<int>(lt.size()); ++l) t.layers.push_back({l, l, lt[l]});
   return t;
 }
 
@@ -184,7 +190,7 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
     b -= static_cast<int>(cost[(i % 2) * C + cur[i]] / unit);
   }
   auto weight = [&](int i, int c) { return cost[(i % 2) * C + c] / unit; };
-  auto gain = [&](int i, int c) { return r.kl[i * C + c]; };
+  auto kl_of = [&](int i, int c) { return r.kl[i * C + c]; };
 
   // Local search on measured whole maps. For each item and each other type, one move: the change
   // alone when it fits and is predicted to help, else paired with the other item whose change
@@ -198,8 +204,7 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
     measured.emplace(ch, kl);
     return kl;
   };
-  r.knapsack_types.assign(L, {});
-  for (int l = 0; l < L; ++l) r.knapsack_types[l] = {candidates[cur[2 * l]], candidates[cur[2 * l + 1]]};
+  r.knapsack_types = layer_types_of(cur, candidates);
   r.knapsack_kl = r.measured_kl = -1;
   if (opt.search_passes > 0) {
     double cur_kl = r.knapsack_kl = joint(cur);
@@ -211,7 +216,7 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
         for (int a = 0; a < C; ++a) {
           if (a == cur[i]) continue;
           const size_t w = used - weight(i, cur[i]) + weight(i, a);
-          const double d = gain(i, a) - gain(i, cur[i]);
+          const double d = kl_of(i, a) - kl_of(i, cur[i]);
           std::vector<int> m = cur;
           m[i] = a;
           int pj = -1, pb = -1;
@@ -219,7 +224,7 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
           for (int j = 0; j < items; ++j)
             for (int b = 0; j != i && b < C; ++b) {
               if (b == cur[j] || w - weight(j, cur[j]) + weight(j, b) > budget) continue;
-              const double dj = gain(j, b) - gain(j, cur[j]);
+              const double dj = kl_of(j, b) - kl_of(j, cur[j]);
               if (dj < pd) pd = dj, pj = j, pb = b;
             }
           if (w <= budget && d < 0 && (pj < 0 || pd >= 0)) {
@@ -244,14 +249,10 @@ KVCalibration kv_calibrate(const Model& model, const TextChunks& chunks, double 
     r.measured_kl = cur_kl;
   }
   r.searched_maps = static_cast<int>(measured.size());
-  r.types.assign(L, {});
+  r.types = layer_types_of(cur, candidates);
   size_t used = 0;
   r.predicted_kl = 0;
-  for (int i = 0; i < items; ++i) {
-    (i % 2 == 0 ? r.types[i / 2].k : r.types[i / 2].v) = candidates[cur[i]];
-    used += weight(i, cur[i]);
-    r.predicted_kl += gain(i, cur[i]);
-  }
+  for (int i = 0; i < items; ++i) used += weight(i, cur[i]), r.predicted_kl += kl_of(i, cur[i]);
   r.bits = used * unit * 8.0 / elems;
   return r;
 }

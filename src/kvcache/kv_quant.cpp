@@ -499,12 +499,13 @@ void kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, 
 }
 
 void kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores) {
-  if (kernels::active_isa() != kernels::Isa::Scalar && detail::kv_avx2::kv_dot(b, n, off, hd, q, scale, scores)) return;
+  if (kernels::active_isa() != kernels::Isa::Scalar && detail::kv_avx2::kv_dot_group(b, n, off, hd, q, 1, scale, scores, 0))
+    return;
   kv_ref::kv_dot(b, n, off, hd, q, scale, scores);
 }
 
 void kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out) {
-  if (kernels::active_isa() != kernels::Isa::Scalar && detail::kv_avx2::kv_axpy(b, n, off, hd, p, out)) return;
+  if (kernels::active_isa() != kernels::Isa::Scalar && detail::kv_avx2::kv_axpy_group(b, n, off, hd, p, 0, 1, out)) return;
   kv_ref::kv_axpy(b, n, off, hd, p, out);
 }
 

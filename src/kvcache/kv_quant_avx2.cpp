@@ -1,6 +1,7 @@
 // AVX2+FMA+F16C attention loops over quantized KV blocks: each 8-channel chunk is decoded in
 // registers (FP8 through the fp16 converter, integer codes by variable shifts) and fed to FMAs.
 // The AVX-512 dispatch level uses these too: head slices are short, 8 lanes already cover them.
+// One call serves a whole GQA group of query heads (a single head is a group of one).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -67,118 +68,7 @@ bool shape_ok(const KVBlockRef& b, int n, int off, int hd) {
   return hd % 8 == 0 && off % 8 == 0 && hd <= kMaxHead && n <= kMaxRows && off + hd <= b.kv_dim;
 }
 
-}  // namespace
-
-bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores) {
-  if (!shape_ok(b, n, off, hd)) return false;
-  if (kv_grouped_by_channel(b.type, b.is_k)) {
-    // k = min + s * code per channel: q.k = sum (q*s) code + sum q*min, the second term per block.
-    // FP8_E4M3C: k = mean + e4m3, the E4M3 byte read as fp16 times 256 (folded into q the same way).
-    alignas(32) float qs[kMaxHead];
-    __m256 qm = _mm256_setzero_ps();
-    if (b.type == KVType::INT4 || b.type == KVType::INT2) {
-      const uint16_t* sc = kvq::kc_scales(b) + off;
-      const uint16_t* mn = kvq::kc_mins(b) + off;
-      for (int c = 0; c < hd; c += 8) {
-        const __m256 qv = _mm256_loadu_ps(q + c);
-        _mm256_store_ps(qs + c, _mm256_mul_ps(qv, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c)))));
-        qm = _mm256_fmadd_ps(qv, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mn + c))), qm);
-      }
-    } else {
-      alignas(32) float sc[kMaxHead], mn[kMaxHead];
-      kvq::kc_params(b, off, hd, sc, mn);
-      const __m256 f = _mm256_set1_ps(b.type == KVType::FP8_E4M3C ? 256.0f : 1.0f);
-      for (int c = 0; c < hd; c += 8) {
-        const __m256 qv = _mm256_loadu_ps(q + c);
-        _mm256_store_ps(qs + c, _mm256_mul_ps(qv, _mm256_mul_ps(_mm256_load_ps(sc + c), f)));
-        qm = _mm256_fmadd_ps(qv, _mm256_load_ps(mn + c), qm);
-      }
-    }
-    const float qm_sum = hsum(qm);
-    const int bits = kv_code_bits(b.type);
-    const uint8_t* codes0 = kvq::kc_codes(b, 0);
-    const size_t rb = kvq::kc_row_bytes(b.type, b.kv_dim);
-    for (int i = 0; i < n; ++i) {
-      const uint8_t* codes = codes0 + rb * i;
-      __m256 acc = _mm256_setzero_ps();
-      if (bits)
-        for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qs + c), codes8(bits, codes, off + c), acc);
-      else
-        for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qs + c), load8(KVType::FP8_E4M3, codes, off + c), acc);
-      scores[i] = (hsum(acc) + qm_sum) * scale;
-    }
-    return true;
-  }
-  if (kv_code_bits(b.type)) return false;  // per-token groups are a V layout
-  const size_t stride = kvq::row_stride(b.type, b.kv_dim);
-  for (int i = 0; i < n; ++i) {
-    const uint8_t* d = b.data + stride * i;
-    __m256 acc = _mm256_setzero_ps();
-    for (int c = 0; c < hd; c += 8) acc = _mm256_fmadd_ps(load8(b.type, d, off + c), _mm256_loadu_ps(q + c), acc);
-    scores[i] = hsum(acc) * row_scale(b.type, d) * scale;
-  }
-  return true;
-}
-
-bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out) {
-  if (!shape_ok(b, n, off, hd)) return false;
-  if (kv_grouped_by_channel(b.type, b.is_k)) {
-    // Per-channel V (INT4CH/INT2CH): v = min_c + s_c code, so out += s * (sum_i p_i code_i) + min * sum_i p_i.
-    const int bits = kv_code_bits(b.type);
-    if (!bits) return false;
-    alignas(32) float sc[kMaxHead], mn[kMaxHead];
-    kvq::kc_params(b, off, hd, sc, mn);
-    float psum = 0;
-    for (int i = 0; i < n; ++i) psum += p[i];
-    const __m256 ps = _mm256_set1_ps(psum);
-    const uint8_t* codes0 = kvq::kc_codes(b, 0);
-    const size_t rb = kvq::kc_row_bytes(b.type, b.kv_dim);
-    for (int c = 0; c < hd; c += 8) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int i = 0; i < n; ++i) acc = _mm256_fmadd_ps(_mm256_set1_ps(p[i]), codes8(bits, codes0 + rb * i, off + c), acc);
-      const __m256 o = _mm256_fmadd_ps(_mm256_load_ps(sc + c), acc, _mm256_fmadd_ps(_mm256_load_ps(mn + c), ps, _mm256_loadu_ps(out + c)));
-      _mm256_storeu_ps(out + c, o);
-    }
-    return true;
-  }
-  const size_t stride = kvq::row_stride(b.type, b.kv_dim);
-  if (const int bits = kv_code_bits(b.type)) {
-    // v = min_g + s_g * code per token group (INT4C: min = s z): out += sum_i (p_i s_ig) code + sum_i p_i min_ig.
-    const int G = kv_group(b.kv_dim);
-    alignas(32) float w[kMaxRows];
-    for (int c = 0; c < hd; c += 8) {
-      const int g = (off + c) / G;
-      float bias = 0;
-      for (int i = 0; i < n; ++i) {
-        float sg, mg;
-        kvq::vg_params(b.type, b.data + stride * i, g, &sg, &mg);
-        w[i] = p[i] * sg;
-        bias += p[i] * mg;
-      }
-      const size_t code_off = stride - kvq::packed_bytes(b.type, b.kv_dim);
-      __m256 acc = _mm256_loadu_ps(out + c);
-      for (int i = 0; i < n; ++i)
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i]), codes8(bits, b.data + stride * i + code_off, off + c), acc);
-      _mm256_storeu_ps(out + c, _mm256_add_ps(acc, _mm256_set1_ps(bias)));
-    }
-    return true;
-  }
-  alignas(32) float w[kMaxRows];
-  for (int i = 0; i < n; ++i) w[i] = p[i] * row_scale(b.type, b.data + stride * i);
-  for (int c = 0; c < hd; c += 8) {
-    __m256 acc = _mm256_loadu_ps(out + c);
-    for (int i = 0; i < n; ++i) acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i]), load8(b.type, b.data + stride * i, off + c), acc);
-    _mm256_storeu_ps(out + c, acc);
-  }
-  return true;
-}
-
-}  // namespace kvscope::detail::kv_avx2
-
-// ---- GQA: the query heads sharing one KV head read each decoded row once --------------------------
-
-namespace kvscope::detail::kv_avx2 {
-namespace {
+// The query heads sharing one KV head (GQA) read each decoded row once.
 
 constexpr int kMaxGroup = 8;
 

@@ -68,8 +68,7 @@ inline uint16_t load_u16(const uint8_t* p) {
 namespace kvscope::detail::kv_avx2 {
 // Return false when the shape is not handled (head slice not a multiple of 8 channels); the caller
 // falls back to the scalar reference.
-bool kv_dot(const KVBlockRef& b, int n, int off, int hd, const float* q, float scale, float* scores);
-bool kv_axpy(const KVBlockRef& b, int n, int off, int hd, const float* p, float* out);
+// The query heads of one GQA group (1 to 8) at once; one head is a group of one.
 bool kv_dot_group(const KVBlockRef& b, int n, int off, int hd, const float* q, int group, float scale, float* scores,
                   size_t stride);
 bool kv_axpy_group(const KVBlockRef& b, int n, int off, int hd, const float* p, size_t stride, int group, float* out);
