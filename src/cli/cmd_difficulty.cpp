@@ -55,7 +55,7 @@ void add_train_difficulty_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train-difficulty", "Train the KV-feature difficulty estimator for adaptive reasoning");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "train", layers = "all", out;
+    std::string task = "tinygsm", split = "train", layers = "all", out, unsolved = "slow";
     int n = 5000, hidden = 64, epochs = 300, patience = 25, max_tokens = 256;
     double fraction = 1.0, lr = 1e-3, val = 0.2;
     uint64_t seed = 7;
@@ -77,6 +77,9 @@ void add_train_difficulty_command(CLI::App& app) {
   cmd->add_option("--lr", o->lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--val", o->val, "Validation share")->check(CLI::Range(0.05, 0.5))->capture_default_str();
   cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per run")->capture_default_str();
+  cmd->add_option("--unsolved", o->unsolved,
+                  "Label of problems no mode answers right: slow (reason anyway) or fast (spend no tokens)")
+      ->check(CLI::IsMember({"slow", "fast"}))->capture_default_str();
   cmd->add_flag("--no-checkpoints", o->no_checkpoints, "Learn from the question only (no mid-answer samples)");
   cmd->add_option("-o,--output", o->out, "Difficulty file to write")->required();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
@@ -100,14 +103,15 @@ void add_train_difficulty_command(CLI::App& app) {
     std::vector<std::vector<float>> X;
     std::vector<int> y;
     int counts[reasoning::kClasses] = {0, 0, 0}, cp_counts[reasoning::kClasses] = {0, 0, 0}, unsolved = 0;
+    const auto unsolved_label = o->unsolved == "fast" ? reasoning::Mode::Fast : reasoning::Mode::Slow;
     for (const auto& r : recs) {
       X.push_back(r.features);
-      y.push_back(r.label());
-      counts[r.label()]++;
-      unsolved += !r.correct[0] && !r.correct[1] && !r.correct[2];
+      y.push_back(r.label(unsolved_label));
+      counts[y.back()]++;
+      unsolved += !r.solved();
       for (const auto& c : r.checkpoints) {
         X.push_back(c.features);
-        y.push_back(r.checkpoint_label(c));
+        y.push_back(r.checkpoint_label(c, unsolved_label));
         cp_counts[y.back()]++;
       }
     }
@@ -137,6 +141,7 @@ void add_train_difficulty_command(CLI::App& app) {
                            {"labels_question", {{"fast", counts[0]}, {"mixed", counts[1]}, {"slow", counts[2]}}},
                            {"labels_checkpoints", {{"fast", cp_counts[0]}, {"mixed", cp_counts[1]}, {"slow", cp_counts[2]}}},
                            {"unsolved", unsolved},
+                           {"unsolved_label", o->unsolved},
                            {"epochs", rep.epochs},
                            {"best_epoch", rep.best_epoch},
                            {"val_loss", rep.best_val_loss},
@@ -159,8 +164,8 @@ void add_train_difficulty_command(CLI::App& app) {
     std::printf("difficulty estimator -> %s\n", o->out.c_str());
     std::printf("  features: %s (%d floats), MLP %d-%d-%d-%d, %zu parameters\n", co.spec.describe().c_str(),
                 f.mlp.input_dim(), f.mlp.input_dim(), f.mlp.hidden(), f.mlp.hidden(), reasoning::kClasses, f.mlp.n_params());
-    std::printf("  %d problems: cheapest right mode fast %d / mixed %d / slow %d (unsolved, labelled slow: %d)\n", o->n,
-                counts[0], counts[1], counts[2], unsolved);
+    std::printf("  %d problems: cheapest right mode fast %d / mixed %d / slow %d (unsolved, labelled %s: %d)\n", o->n,
+                counts[0], counts[1], counts[2], o->unsolved.c_str(), unsolved);
     std::printf("  %zu check-point rows: fast %d / mixed %d / slow %d\n", X.size() - recs.size(), cp_counts[0], cp_counts[1],
                 cp_counts[2]);
     std::printf("  %d epochs (best %d): validation loss %.4f, accuracy %.1f%% (train %.1f%%)\n", rep.epochs,

@@ -7,18 +7,18 @@
 
 namespace kvscope::reasoning {
 
-int ProblemRecord::label() const {
+int ProblemRecord::label(Mode unsolved) const {
   for (int m = 0; m < kClasses; ++m)
     if (correct[m]) return m;
-  return static_cast<int>(Mode::Slow);
+  return static_cast<int>(unsolved);
 }
 
-int ProblemRecord::checkpoint_label(const Checkpoint& c) const {
+int ProblemRecord::checkpoint_label(const Checkpoint& c, Mode unsolved) const {
   if (c.forced_correct) return static_cast<int>(Mode::Fast);
   const int m = static_cast<int>(c.mode);
   if (correct[m]) return m;
   if (correct[static_cast<int>(Mode::Slow)]) return static_cast<int>(Mode::Slow);
-  return m;
+  return solved() || unsolved == Mode::Slow ? m : static_cast<int>(Mode::Fast);
 }
 
 std::string tinygsm_question(const tinygsm::Item& item) {

@@ -26,11 +26,14 @@ struct ProblemRecord {
   };
   std::vector<Checkpoint> checkpoints;
 
-  // The cheapest mode that answers right; unsolved problems get slow (the safe choice).
-  int label() const;
+  bool solved() const { return correct[0] || correct[1] || correct[2]; }
+  // The cheapest mode that answers right. Problems no mode solves get `unsolved` (slow is the safe
+  // choice; fast spends no tokens on questions the model gets wrong anyway).
+  int label(Mode unsolved = Mode::Slow) const;
   // A check point's target: fast when the forced answer is right there, else the mode to go on in
-  // (this run's if it ends right, slow if only slow gets it, this run's when nothing does).
-  int checkpoint_label(const Checkpoint& c) const;
+  // (this run's if it ends right, slow if only slow gets it; when nothing does, this run's mode, or
+  // fast when `unsolved` is fast: stop spending tokens).
+  int checkpoint_label(const Checkpoint& c, Mode unsolved = Mode::Slow) const;
 };
 
 struct CollectOptions {
