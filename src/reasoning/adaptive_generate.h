@@ -23,6 +23,9 @@ struct ReasoningFormat {
   std::string mode_line = "Mode: {mode}\n";  // appended to the question; {mode} is fast|mixed|slow
   std::string answer_cue = "Answer:";         // appended when reasoning is cut short
   int answer_max_tokens = 8;                  // tokens allowed after the cue
+  // The first token after the cue must start a number. A run cut mid-sentence is off the model's
+  // training distribution, and it may go on with the sentence instead of answering.
+  bool numeric_answer = true;
   // question + mode line (a newline is put between them when the question lacks one).
   std::string prompt(const std::string& question, Mode m) const;
 };
