@@ -318,7 +318,8 @@ bool Engine::step() {
     s->n_computed += plan[i].second;
     publish_hashes(*s);
     if (batch[i].logits == LogitsMode::None) continue;
-    const float* lg = batch[i].logits_out;
+    float* lg = batch[i].logits_out;
+    if (s->n_generated == 0 && s->req.first_token_allowed) keep_only(lg, nv, *s->req.first_token_allowed);
     if (s->req.on_logits) s->req.on_logits(lg, nv);
     const int32_t tok = s->sampler.sample(lg, nv, s->tokens);
     if (!s->req.ignore_eos && tk.is_eog(tok)) {

@@ -67,6 +67,9 @@ struct Request {
   // request. After a preemption the recomputed positions are delivered again and prompt blocks
   // served from the prefix cache are not delivered at all (the tap sees only computed positions).
   KVTap* tap = nullptr;
+  // Optional: the first generated token must be one marked here (a forced answer must open with a
+  // number: Tokenizer::number_start_mask); must outlive the request.
+  const std::vector<uint8_t>* first_token_allowed = nullptr;
   // With a tap: also deliver the K/V of prompt positions served from the prefix cache or a session,
   // read back from the cache at admission (K as stored, after RoPE; skipped for a pre-RoPE tap).
   bool tap_cached_prefix = false;

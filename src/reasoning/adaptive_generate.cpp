@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <memory>
 
 #include "util/error.h"
@@ -27,34 +26,11 @@ double ms_since(clock_t_::time_point t) {
 
 int32_t argmax(const float* x, int n) { return static_cast<int32_t>(std::max_element(x, x + n) - x); }
 
-// Tokens whose text, leading spaces aside, starts with a digit or a minus sign; empty when the
-// vocabulary has none (the constraint is then not applied).
-std::vector<uint8_t> number_start_tokens(const tok::Tokenizer& tk, int n_vocab) {
-  std::vector<uint8_t> ok(static_cast<size_t>(n_vocab), 0);
-  bool any = false;
-  for (int id = 0; id < n_vocab && id < tk.n_vocab(); ++id) {
-    const std::string piece = tk.token_to_piece(id);
-    size_t i = 0;
-    for (;;) {
-      if (i < piece.size() && piece[i] == ' ') {
-        ++i;
-      } else if (piece.compare(i, 3, "\xE2\x96\x81") == 0) {  // SentencePiece's word marker
-        i += 3;
-      } else {
-        break;
-      }
-    }
-    if (i < piece.size() && ((piece[i] >= '0' && piece[i] <= '9') || piece[i] == '-')) ok[id] = 1, any = true;
-  }
-  if (!any) ok.clear();
-  return ok;
-}
-
-// Logits with every token that cannot start a number pushed out of reach.
-void keep_number_starts(std::vector<float>& logits, const std::vector<uint8_t>& ok) {
-  if (ok.empty()) return;
-  for (size_t i = 0; i < logits.size() && i < ok.size(); ++i)
-    if (!ok[i]) logits[i] = -std::numeric_limits<float>::infinity();
+// The logits after the answer cue; with a numeric answer, only tokens that can open a number stay.
+std::vector<float> answer_start_logits(const std::vector<float>& logits, const tok::Tokenizer& tk, bool numeric) {
+  std::vector<float> out = logits;
+  if (numeric) keep_only(out.data(), static_cast<int>(out.size()), tk.number_start_mask());
+  return out;
 }
 
 // Restores the context's previous tap however the run ends.
@@ -115,16 +91,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   const DifficultyTap::State q_state = tap ? tap->state() : DifficultyTap::State{};
   const int every = ctl.config().check_every;
   const auto cue = tk.encode(o.format.answer_cue, false, false);
-  std::vector<uint8_t> number_starts;  // built on the first forced answer
-  bool number_starts_ready = false;
-  auto answer_logits = [&](const std::vector<float>& l) {
-    std::vector<float> out = l;
-    if (!o.format.numeric_answer) return out;
-    if (!number_starts_ready) number_starts = number_start_tokens(tk, n_vocab), number_starts_ready = true;
-    keep_number_starts(out, number_starts);
-    return out;
-  };
-  std::vector<float> constrained;
+  std::vector<float> after_cue;  // the logits that open a forced answer
 
   Sampler sampler(sp);
   std::vector<float> saved;
@@ -155,10 +122,6 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     res.stop_reason = "length";
     for (;;) {
       if (answering ? answer_left-- <= 0 : g >= cap) break;
-      if (answering && answer_left + 1 == o.format.answer_max_tokens) {
-        constrained = answer_logits(*logits);  // the first token after the cue
-        logits = &constrained;
-      }
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
       ++res.generated_total;
       if (tk.is_eog(id)) {
@@ -183,13 +146,10 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         const auto feats = tap->features();
         tok::StreamDecoder pd(tk);
         std::string forced = res.text;
-        const std::vector<float>* pl = &ctx.eval(cue);
+        after_cue = answer_start_logits(ctx.eval(cue), tk, o.format.numeric_answer);
+        const std::vector<float>* pl = &after_cue;
         for (int32_t c : cue) forced += pd.push(c);
         for (int i = 0; i < o.format.answer_max_tokens && ctx.n_past() < ctx.n_ctx(); ++i) {
-          if (i == 0) {
-            constrained = answer_logits(*pl);
-            pl = &constrained;
-          }
           const int32_t a = argmax(pl->data(), n_vocab);
           if (tk.is_eog(a)) break;
           forced += pd.push(a);
@@ -214,7 +174,8 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
           history.push_back(c);
           res.text += dec.push(c);
         }
-        logits = &ctx.eval(cue);
+        after_cue = answer_start_logits(ctx.eval(cue), tk, o.format.numeric_answer);
+        logits = &after_cue;
         answering = true;
         answer_left = o.format.answer_max_tokens;
         res.stop_reason = "early_answer";

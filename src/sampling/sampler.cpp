@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "util/error.h"
@@ -19,6 +20,12 @@ void SamplingParams::validate() const {
   if (!std::isfinite(presence_penalty) || presence_penalty < -2 || presence_penalty > 2) bad("presence_penalty must be in [-2, 2]");
   if (!std::isfinite(frequency_penalty) || frequency_penalty < -2 || frequency_penalty > 2) bad("frequency_penalty must be in [-2, 2]");
   if (penalty_last_n < -1) bad("penalty_last_n must be >= -1");
+}
+
+void keep_only(float* logits, int n_vocab, const std::vector<uint8_t>& allowed) {
+  if (allowed.empty()) return;
+  for (int i = 0; i < n_vocab && i < static_cast<int>(allowed.size()); ++i)
+    if (!allowed[static_cast<size_t>(i)]) logits[i] = -std::numeric_limits<float>::infinity();
 }
 
 int32_t argmax(const float* logits, int n) {

@@ -35,4 +35,7 @@ class Sampler {
 
 int32_t argmax(const float* logits, int n);
 
+// Pushes every token not marked in `allowed` out of reach (-inf); a no-op when `allowed` is empty.
+void keep_only(float* logits, int n_vocab, const std::vector<uint8_t>& allowed);
+
 }  // namespace kvscope

@@ -81,6 +81,7 @@ struct Exchange {
       for (auto& p : rest) pieces.push_back(std::move(p));
       pieces.push_back({rr->cue_text(), {}});
       r.max_tokens = rr->answer_max_tokens();
+      r.first_token_allowed = rr->answer_start_allowed();
     } else {
       pieces.clear();
       text.clear();

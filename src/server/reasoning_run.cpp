@@ -119,6 +119,10 @@ void ReasoningRun::upgrade_refused() {
 
 int ReasoningRun::answer_max_tokens() const { return rc_.format.answer_max_tokens; }
 
+const std::vector<uint8_t>* ReasoningRun::answer_start_allowed() const {
+  return rc_.format.numeric_answer ? &engine_.model().tokenizer().number_start_mask() : nullptr;
+}
+
 nlohmann::json ReasoningRun::report() const {
   nlohmann::json j = {{"mode", std::string(reasoning::mode_name(mode_))},
                       {"requested", auto_ ? "auto" : std::string(reasoning::mode_name(choice_.mode))},

@@ -46,6 +46,8 @@ class ReasoningRun {
   void upgrade_refused();
   const std::string& cue_text() const { return cue_text_; }
   int answer_max_tokens() const;
+  // The tokens an early answer may open with (null: any), for Request::first_token_allowed.
+  const std::vector<uint8_t>* answer_start_allowed() const;
   bool answering() const { return answering_; }
   reasoning::Mode mode() const { return mode_; }
 

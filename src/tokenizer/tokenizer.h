@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ class Tokenizer {
   const Vocab& vocab() const { return vocab_; }
   int32_t n_vocab() const { return static_cast<int32_t>(vocab_.tokens.size()); }
   bool is_eog(TokenId id) const;  // eos, eot or other end-of-generation tokens
+  // 1 for each token whose text, leading spaces aside, starts with a digit or a minus sign (what may
+  // open a number); empty when the vocabulary has none. Built on first use, then shared.
+  const std::vector<uint8_t>& number_start_mask() const;
 
   static std::unique_ptr<Tokenizer> create(Vocab vocab);  // throws FormatError for unknown model/pre
   static std::unique_ptr<Tokenizer> from_gguf(const gguf::File& f);
@@ -54,6 +58,10 @@ class Tokenizer {
  protected:
   explicit Tokenizer(Vocab v) : vocab_(std::move(v)) {}
   Vocab vocab_;
+
+ private:
+  mutable std::once_flag number_start_once_;
+  mutable std::vector<uint8_t> number_start_;
 };
 
 // Streams decoded text: holds back incomplete UTF-8 sequences until they complete, so every

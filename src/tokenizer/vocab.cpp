@@ -190,6 +190,21 @@ bool Tokenizer::is_eog(TokenId id) const {
   return vocab_.types[i] == TokenType::Control && is_eog_text(vocab_.tokens[i]);
 }
 
+const std::vector<uint8_t>& Tokenizer::number_start_mask() const {
+  std::call_once(number_start_once_, [this] {
+    std::vector<uint8_t> mask(static_cast<size_t>(n_vocab()), 0);
+    bool any = false;
+    for (TokenId id = 0; id < n_vocab(); ++id) {
+      const std::string piece = token_to_piece(id);  // SPM's U+2581 is already a space here
+      const size_t i = piece.find_first_not_of(' ');
+      if (i != std::string::npos && ((piece[i] >= '0' && piece[i] <= '9') || piece[i] == '-'))
+        mask[static_cast<size_t>(id)] = 1, any = true;
+    }
+    if (any) number_start_ = std::move(mask);
+  });
+  return number_start_;
+}
+
 std::string Tokenizer::decode(const std::vector<TokenId>& ids, bool render_special) const {
   std::string out;
   // SPM inserts a space before the text at the start; drop it again so decode(encode(x)) == x.

@@ -83,6 +83,28 @@ TEST(Engine, BatchedSequencesProduceTheirSoloGreedyTokens) {
   EXPECT_LT(st.kv_waste(), 0.5);
 }
 
+// A forced answer's opening: the first generated token is restricted, the rest are free.
+TEST(Engine, FirstTokenRestrictionAppliesToTheFirstTokenOnly) {
+  EngineParams ep;
+  ep.n_threads = 2;
+  ep.n_blocks = 64;
+  Engine eng(tiny_model(), ep);
+  const auto pr = prompt(9, 4);
+  const auto free_run = solo(pr, 6);
+  std::vector<uint8_t> allowed(400, 0);
+  const int32_t only = free_run[0] == 77 ? 78 : 77;  // a token greedy decoding would not pick first
+  allowed[static_cast<size_t>(only)] = 1;
+  Request r = req(pr, 6);
+  r.first_token_allowed = &allowed;
+  const Completion c = eng.wait(eng.submit(r));
+  ASSERT_EQ(c.tokens.size(), 6u);
+  EXPECT_EQ(c.tokens[0], only);
+  auto cont = pr;
+  cont.push_back(only);
+  const auto rest = solo(cont, 5);  // after it, plain greedy decoding
+  EXPECT_EQ(std::vector<int32_t>(c.tokens.begin() + 1, c.tokens.end()), rest);
+}
+
 TEST(Engine, PrefixCacheHitGivesTheSameLogitsAsRecomputing) {
   EngineParams ep;
   ep.n_threads = 2;

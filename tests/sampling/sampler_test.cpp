@@ -116,3 +116,23 @@ TEST(Sampler, BadParametersAreNamed) {
   bad([](SamplingParams& p) { p.repeat_penalty = 0; }, "repeat_penalty");
   bad([](SamplingParams& p) { p.presence_penalty = 3; }, "presence_penalty");
 }
+
+TEST(Sampler, KeepOnlyLeavesTheAllowedTokens) {
+  SamplingParams p;
+  p.temperature = 1.5f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0;
+  p.repeat_penalty = 1.3f;  // penalties must not bring a removed token back
+  Sampler s(p);
+  const std::vector<uint8_t> allowed = {0, 1, 0, 1, 0};
+  for (int i = 0; i < 200; ++i) {
+    auto l = logits_of({3.0f, -1.0f, 2.5f, 0.0f, -4.0f});
+    keep_only(l.data(), 5, allowed);
+    const int32_t t = s.sample(l.data(), 5, {0, 1, 2, 3, 4});
+    ASSERT_TRUE(t == 1 || t == 3) << t;
+  }
+  auto l = logits_of({3.0f, -1.0f});
+  keep_only(l.data(), 2, {});  // empty: nothing to restrict
+  EXPECT_EQ(l, logits_of({3.0f, -1.0f}));
+}

@@ -178,6 +178,21 @@ TEST(Tokenizer, UnknownModelAndPreAreFormatErrors) {
   EXPECT_EQ(t->encode("ab", false, false), (std::vector<TokenId>{0, 3, 4}));  // "▁" -> unk
 }
 
+// Forced answers may only open with these: digits or a minus sign after any leading spaces (SPM's
+// word marker is a space in the token's text).
+TEST(Tokenizer, NumberStartMask) {
+  Vocab v = tiny_vocab("llama", "");
+  for (const char* t : {"\xE2\x96\x81" "12", "7", "\xE2\x96\x81-", "x1", "\xE2\x96\x81" "Answer"}) {
+    v.tokens.push_back(t);
+    v.types.push_back(TokenType::Normal);
+  }
+  auto t = Tokenizer::create(v);
+  const auto& m = t->number_start_mask();
+  EXPECT_EQ(m, (std::vector<uint8_t>{0, 0, 0, 0, 0, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(&t->number_start_mask(), &m);  // built once
+  EXPECT_TRUE(Tokenizer::create(tiny_vocab("llama", ""))->number_start_mask().empty());  // no such token
+}
+
 // 100 KB in one call: the whole text comes back; the time is printed, not asserted (speed is for
 // benchmarks, and this test also runs under sanitizers on a shared machine).
 TEST(Tokenizer, LongTextRoundTrips) {
