@@ -18,6 +18,10 @@ echo "== trainer smoke test (tiny config, a few steps, GGUF export read back by 
 /usr/bin/python3 tools/train/train.py --smoke --kvscope build/release/kvscope --out build/train-smoke \
   --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
+# the data-parallel path (two processes; the trainer asserts that their weights stay identical)
+/usr/bin/python3 tools/train/train.py --smoke --workers 2 --kvscope build/release/kvscope --out build/train-smoke2 \
+  --data-dir build/train-smoke/data >/dev/null
+build/release/kvscope run -m build/train-smoke2/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
 
 echo "== ASan+UBSan build + unit tests (parity runs in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null

@@ -29,6 +29,8 @@ MODES = ("fast", "mixed", "slow")
 
 
 def log(f, msg):
+    if f is False:  # a data-parallel rank other than 0 stays quiet
+        return
     line = time.strftime("%H:%M:%S ") + msg
     print(line, flush=True)
     if f:
@@ -135,6 +137,19 @@ def init_number_embeddings(model, tok, scale=0.5):
     return count
 
 
+def allreduce_mean_grads(model, world):
+    """Average gradients over the data-parallel ranks in one flat all-reduce."""
+    import torch.distributed as dist
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat /= world
+    off = 0
+    for g in grads:
+        g.copy_(flat[off:off + g.numel()].view_as(g))
+        off += g.numel()
+
+
 def make_batches(examples, batch_tokens, rng):
     """Length-bucketed batches: shuffle, sort windows by length, cut to the token budget."""
     order = list(range(len(examples)))
@@ -237,6 +252,11 @@ def main():
     ap.add_argument("--wd", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="data-parallel processes (one thread each; each takes its own batch per step)")
+    ap.add_argument("--extra-fast-steps", type=int, default=0,
+                    help="problems with at most this many steps also get a fast-mode example ...")
+    ap.add_argument("--extra-fast-frac", type=float, default=0.0, help="... with this probability")
     ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--eval-n", type=int, default=48)
     ap.add_argument("--log-every", type=int, default=50)
@@ -254,7 +274,6 @@ def main():
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
     os.makedirs(args.out, exist_ok=True)
     lf = open(os.path.join(args.out, "train.log"), "a")
     log(lf, "args " + json.dumps(vars(args)))
@@ -277,6 +296,15 @@ def main():
     log(lf, f"vocab: {len(tok)} tokens ({time.time() - t0:.0f}s)")
 
     examples = [encode_example(tok, it, mode_of(i)) for i, it in enumerate(train_items)]
+    xrng = random.Random(args.seed + 2)
+    n_extra = 0
+    for i, it in enumerate(train_items):
+        if (mode_of(i) != "fast" and it["steps"] <= args.extra_fast_steps and
+                xrng.random() < args.extra_fast_frac):
+            examples.append(encode_example(tok, it, "fast"))
+            n_extra += 1
+    if n_extra:
+        log(lf, f"{n_extra} extra fast-mode examples of problems with <= {args.extra_fast_steps} steps")
     for p, t in drills:
         examples.append((tok.encode(p, add_prefix=True, bos=True), tok.encode(t, add_prefix=False) + [EOS]))
     log(lf, f"{len(drills)} arithmetic drill sequences added")
@@ -293,6 +321,31 @@ def main():
     nparam = sum(p.numel() for p in model.parameters())
     log(lf, f"model {json.dumps(cfg.to_dict())} params {nparam}")
 
+    if args.workers > 1:
+        # fork: the workers inherit data, tokenizer and the identical initial model
+        import torch.multiprocessing as mp
+        import socket
+        with socket.socket() as sk:  # a free local port for the ranks' rendezvous
+            sk.bind(("127.0.0.1", 0))
+            port = str(sk.getsockname()[1])
+        mp.start_processes(train_rank, args=(args.workers, port, args, cfg, model, tok, examples, val_items, lf, t0),
+                           nprocs=args.workers, start_method="fork")
+    else:
+        train_rank(0, 1, "", args, cfg, model, tok, examples, val_items, lf, t0)
+
+
+def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf, t0):
+    """Training loop of one data-parallel rank (or the only one). Every rank draws the same batch
+    order and takes batch (world * step + rank); gradients are averaged, so parameters stay equal."""
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    if world > 1:
+        import torch.distributed as dist
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", port
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # all ranks are on this machine
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+    if rank != 0:
+        lf = False
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.wd}, {"params": no_decay, "weight_decay": 0.0}],
@@ -309,12 +362,12 @@ def main():
     seen_tok, loss_acc, loss_n, tgt_acc = 0, 0.0, 0, 0.0
     steps = args.bench if args.bench else args.steps
     for step in range(steps):
-        if bi >= len(batches):
+        if bi + world > len(batches):
             epoch += 1
             batches, bi = make_batches(examples, args.batch_tokens, rng), 0
             log(lf, f"epoch {epoch}")
-        x, y, w = collate(examples, batches[bi], args.prompt_loss)
-        bi += 1
+        x, y, w = collate(examples, batches[bi + rank], args.prompt_loss)
+        bi += world
         model.train()
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
@@ -325,9 +378,11 @@ def main():
         tgt_acc += float((per_tok.detach() * tmask).sum() / tmask.sum())
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if world > 1:
+            allreduce_mean_grads(model, world)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        seen_tok += x.numel()
+        seen_tok += x.numel() * world
         loss_acc += float(loss)
         loss_n += 1
         if (step + 1) % args.log_every == 0 or step + 1 == steps:
@@ -335,7 +390,7 @@ def main():
             log(lf, f"step {step + 1}/{steps} loss {loss_acc / loss_n:.4f} target {tgt_acc / loss_n:.4f} "
                 f"lr {lr_at(step):.2e} tok/s {seen_tok / el:.0f} elapsed {el / 60:.1f}m")
             loss_acc, loss_n, tgt_acc = 0.0, 0, 0.0
-        if not args.bench and ((step + 1) % args.eval_every == 0 or step + 1 == steps):
+        if rank == 0 and not args.bench and ((step + 1) % args.eval_every == 0 or step + 1 == steps):
             te = time.time()
             r = evaluate(model, tok, val_items[:args.eval_n])
             log(lf, "eval step %d validation n=%d: " % (step + 1, args.eval_n) +
@@ -343,7 +398,13 @@ def main():
                 f" [{time.time() - te:.0f}s]")
             torch.save({"config": cfg.to_dict(), "model": model.state_dict(), "step": step + 1},
                        os.path.join(args.out, "ckpt.pt"))
-    if args.bench:
+    if world > 1:  # the ranks must have stayed in lockstep; a drift would be a silent bug
+        import torch.distributed as dist
+        sums = torch.tensor([float(sum(p.double().sum() for p in model.parameters()))], dtype=torch.float64)
+        every = [torch.zeros_like(sums) for _ in range(world)]
+        dist.all_gather(every, sums)
+        assert all(float(e) == float(sums) for e in every), f"data-parallel ranks diverged: {every}"
+    if args.bench or rank != 0:
         return
     log(lf, f"training done in {(time.time() - t_train) / 60:.1f} min (total {(time.time() - t0) / 60:.1f} min)")
     from export_gguf import export
