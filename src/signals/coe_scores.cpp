@@ -36,19 +36,23 @@ double l2_distance(const float* a, const float* b, int n) {
 }
 
 CoEScores scores_from_steps(const std::vector<TrajectoryStep>& steps, double total_dr, double total_dtheta) {
-  CoEScores c;
-  c.n_points = steps.empty() ? 0 : static_cast<int>(steps.size()) + 1;
-  c.total_dr = total_dr;
-  c.total_dtheta = total_dtheta;
-  if (steps.empty()) return c;
   double sdr = 0, sdt = 0;
   for (const auto& s : steps) {
     sdr += s.dr;
     sdt += s.dtheta;
   }
-  const double S = static_cast<double>(steps.size());
-  c.mean_dr = sdr / S;
-  c.mean_dtheta = sdt / S;
+  return scores_from_sums(sdr, sdt, static_cast<int>(steps.size()), total_dr, total_dtheta);
+}
+
+CoEScores scores_from_sums(double sum_dr, double sum_dtheta, int n_steps, double total_dr, double total_dtheta) {
+  CoEScores c;
+  c.n_points = n_steps <= 0 ? 0 : n_steps + 1;
+  c.total_dr = total_dr;
+  c.total_dtheta = total_dtheta;
+  if (n_steps <= 0) return c;
+  const double S = static_cast<double>(n_steps);
+  c.mean_dr = sum_dr / S;
+  c.mean_dtheta = sum_dtheta / S;
   c.coe_r = c.mean_dr;
   c.coe_c = std::hypot(c.mean_dr, c.mean_dtheta);
   const double r = total_dr > 0 ? c.mean_dr / total_dr : 0.0;

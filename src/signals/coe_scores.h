@@ -37,8 +37,11 @@ struct CoEScores {
 double angle_between(const float* a, const float* b, int n);
 double l2_distance(const float* a, const float* b, int n);
 
-// Scores from the per-step changes and the first-to-last change (the streaming path).
+// Scores from the per-step changes and the first-to-last change.
 CoEScores scores_from_steps(const std::vector<TrajectoryStep>& steps, double total_dr, double total_dtheta);
+// The same from running sums of dr and dtheta over n_steps steps (the streaming path: the sums are
+// all the scores need, so a tap does not keep a value per token).
+CoEScores scores_from_sums(double sum_dr, double sum_dtheta, int n_steps, double total_dr, double total_dtheta);
 // Scores of an explicit trajectory (points of equal length): the reference path.
 CoEScores score_trajectory(const std::vector<std::vector<float>>& points);
 

@@ -59,7 +59,7 @@ std::vector<int> parse_layers(const std::string& spec, int n_layer) {
 FeatureTap::FeatureTap(const HParams& hp, TapOptions o)
     : n_layer_(hp.n_layer), kv_dim_(hp.n_kv_dim()), head_dim_(hp.head_dim), n_head_kv_(hp.n_head_kv),
       n_embd_(hp.n_embd), layers_(o.layers.empty() ? parse_layers("mid", hp.n_layer) : o.layers),
-      trace_on_(o.trace) {
+      trace_on_(o.trace), steps_on_(o.trace || o.steps) {
   pre_rope = o.pre_rope;
   hidden = o.hidden;
   std::sort(layers_.begin(), layers_.end());  // a repeated layer would skew the mean
@@ -84,6 +84,8 @@ void FeatureTap::reset(int begin, int end) {
   prev_e_.clear();
   u_sum_.assign(2 * head_dim_, 0.0);
   last_u_.clear();
+  sum_dr_ = sum_dtheta_ = 0;
+  n_steps_ = 0;
   steps_.clear();
   trace_.clear();
   hidden_sum_.assign(hidden ? static_cast<size_t>(n_layer_ + 1) * n_embd_ : 0, 0.0);
@@ -98,51 +100,61 @@ void FeatureTap::on_kv(int layer, int pos0, int n, const float* k, const float* 
   if (lo >= hi) return;
   const size_t row = 2 * static_cast<size_t>(kv_dim_);
   const int m = hi - lo;
+  // With one selected layer a step's rows are complete within this call, so the step buffer is a
+  // per-thread scratch instead of per-sequence state (a batch interleaves sequences layer by layer,
+  // so with several layers each sequence keeps its own).
+  static thread_local std::vector<float> single_layer_scratch;
+  const bool single = first_layer_ == last_layer_;
+  std::vector<float>& buf = single ? single_layer_scratch : pending_;
   if (layer == first_layer_) {
     pending_pos0_ = pos0 + lo;
     pending_n_ = m;
-    pending_.assign(static_cast<size_t>(m) * row, 0.0f);
+    buf.assign(static_cast<size_t>(m) * row, 0.0f);
   }
   if (pos0 + lo != pending_pos0_ || m != pending_n_) throw InputError("tap: layers of one step disagree on its tokens");
   for (int t = 0; t < m; ++t) {
-    float* dst = pending_.data() + t * row;
+    float* dst = buf.data() + t * row;
     kernels::add_inplace(dst, k + static_cast<size_t>(lo + t) * kv_dim_, kv_dim_);
     kernels::add_inplace(dst + kv_dim_, v + static_cast<size_t>(lo + t) * kv_dim_, kv_dim_);
   }
   if (layer != last_layer_) return;
   const float inv = 1.0f / static_cast<float>(layers_.size());
   for (int t = 0; t < m; ++t) {
-    float* e = pending_.data() + t * row;
+    float* e = buf.data() + t * row;
     for (size_t i = 0; i < row; ++i) e[i] *= inv;
     finalize(pending_pos0_ + t, e);
   }
   // A prefill chunk's buffer is transient: keep only a decode-sized one between steps.
-  if (m > 16) std::vector<float>().swap(pending_);
+  if (m > 16) std::vector<float>().swap(buf);
 }
 
 void FeatureTap::finalize(int pos, const float* e) {
   next_pos_ = pos + 1;
   const int fd = 2 * kv_dim_, hd = head_dim_;
   // Embedding: per head [K_h | V_h], mean over heads, L2-normalized.
-  u_.assign(2 * hd, 0.0f);
+  // last_u_ is u_t itself: only the latest one is kept.
+  last_u_.assign(2 * hd, 0.0f);
   for (int h = 0; h < n_head_kv_; ++h) {
-    kernels::add_inplace(u_.data(), e + h * hd, hd);
-    kernels::add_inplace(u_.data() + hd, e + kv_dim_ + h * hd, hd);
+    kernels::add_inplace(last_u_.data(), e + h * hd, hd);
+    kernels::add_inplace(last_u_.data() + hd, e + kv_dim_ + h * hd, hd);
   }
   double nn = 0;
-  for (float x : u_) nn += double(x) * x;
+  for (float x : last_u_) nn += double(x) * x;
   const float s = nn > 0 ? static_cast<float>(1.0 / std::sqrt(nn)) : 0.0f;
   for (int i = 0; i < 2 * hd; ++i) {
-    u_[i] *= s;
-    u_sum_[i] += u_[i];
+    last_u_[i] *= s;
+    u_sum_[i] += last_u_[i];
   }
-  last_u_ = u_;
-  // Trajectory.
+  // Trajectory: float steps summed in double, as scores_from_steps does with a trace.
   if (prev_e_.empty()) {
     first_e_.assign(e, e + fd);
   } else {
-    steps_.push_back({static_cast<float>(l2_distance(e, prev_e_.data(), fd)),
-                      static_cast<float>(angle_between(prev_e_.data(), e, fd))});
+    const TrajectoryStep st{static_cast<float>(l2_distance(e, prev_e_.data(), fd)),
+                            static_cast<float>(angle_between(prev_e_.data(), e, fd))};
+    sum_dr_ += st.dr;
+    sum_dtheta_ += st.dtheta;
+    ++n_steps_;
+    if (steps_on_) steps_.push_back(st);
   }
   prev_e_.assign(e, e + fd);
   if (trace_on_) trace_.insert(trace_.end(), e, e + fd);
@@ -186,8 +198,8 @@ CoEScores FeatureTap::scores() const {
     return c;
   }
   const int fd = 2 * kv_dim_;
-  return scores_from_steps(steps_, l2_distance(prev_e_.data(), first_e_.data(), fd),
-                           angle_between(first_e_.data(), prev_e_.data(), fd));
+  return scores_from_sums(sum_dr_, sum_dtheta_, n_steps_, l2_distance(prev_e_.data(), first_e_.data(), fd),
+                          angle_between(first_e_.data(), prev_e_.data(), fd));
 }
 
 std::vector<std::vector<float>> FeatureTap::hidden_means() const {
@@ -204,9 +216,9 @@ std::vector<std::vector<float>> FeatureTap::hidden_means() const {
 CoEScores FeatureTap::hidden_scores() const { return score_trajectory(hidden_means()); }
 
 size_t FeatureTap::state_bytes() const {
-  // Per-token growth (steps, trace) plus the fixed vectors and the step buffer.
+  // Per-token growth (trace / steps mode only) plus the fixed vectors and the step buffer.
   return steps_.capacity() * sizeof(TrajectoryStep) + trace_.capacity() * sizeof(float) +
-         (first_e_.capacity() + prev_e_.capacity() + last_u_.capacity() + u_.capacity() + pending_.capacity()) *
+         (first_e_.capacity() + prev_e_.capacity() + last_u_.capacity() + pending_.capacity()) *
              sizeof(float) +
          (u_sum_.capacity() + hidden_sum_.capacity()) * sizeof(double) + selected_.capacity();
 }

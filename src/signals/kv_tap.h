@@ -5,8 +5,9 @@
 // From e_t the tap keeps, without storing every e_t (unless trace is asked for):
 //   - the embedding sums: u_t = L2norm( (1/H_kv) * sum_h [K_h | V_h] of e_t ) (2 * head_dim), their
 //     sum and the last one (mean / last-token pooling, the spec's aggregate_kv);
-//   - the trajectory over the positions in [begin, end): e_first, e_prev, and per consecutive pair
-//     dr_t = ||e_{t+1} - e_t||_2 and dtheta_t = angle(e_t, e_{t+1}) (two scalars per token);
+//   - the trajectory over the positions in [begin, end): e_first, e_prev, and the running sums of
+//     dr_t = ||e_{t+1} - e_t||_2 and dtheta_t = angle(e_t, e_{t+1}) over consecutive pairs (the
+//     per-pair values too in trace mode);
 //   - optionally (hidden = true) per layer l = 0..n_layer the running sum of the residual stream
 //     (h_0 the token embeddings, h_l after layer l-1): the original hidden-state CoE.
 // Positions at or below the last one already seen are ignored, so recomputation after a
@@ -39,7 +40,8 @@ struct TapOptions {
   bool pre_rope = kDefaultPreRope;
   int begin = 0;             // positions [begin, end) are observed
   int end = INT_MAX;
-  bool trace = false;        // keep every e_t (n * 2 * kv_dim floats)
+  bool trace = false;        // keep every e_t (n * 2 * kv_dim floats) and every step
+  bool steps = false;        // keep every (dr_t, dtheta_t) (8 bytes per token)
   bool hidden = false;       // also accumulate per-layer hidden-state means (hidden CoE)
 };
 
@@ -59,9 +61,10 @@ class FeatureTap final : public KVTap {
   // Mean of u_t over the observed tokens, L2-normalized; the last u_t. Empty when nothing observed.
   std::vector<float> pooled_mean() const;
   std::vector<float> pooled_last() const { return last_u_; }
-  // Every e_t in position order (trace mode only).
+  // Every e_t in position order (trace mode only); every (dr_t, dtheta_t) (trace or steps mode).
   const std::vector<float>& trace() const { return trace_; }
   const std::vector<TrajectoryStep>& steps() const { return steps_; }
+  int n_steps() const { return n_steps_; }              // consecutive pairs observed
   // KV-CoE over the observed trajectory (see coe_scores.h).
   CoEScores scores() const;
   // Original CoE over the layer trajectory of the mean hidden states (hidden mode; n_layer + 1 points).
@@ -77,16 +80,18 @@ class FeatureTap final : public KVTap {
   std::vector<char> selected_;
   int first_layer_ = 0, last_layer_ = 0;
   int begin_ = 0, end_ = INT_MAX;
-  bool trace_on_;
+  bool trace_on_, steps_on_;
   // Step buffer: the sum over selected layers of each row of the current step.
   std::vector<float> pending_;
   int pending_pos0_ = 0, pending_n_ = 0;
   int next_pos_ = INT_MIN;         // positions below are already observed (KV)
   int hidden_next_ = INT_MIN, hidden_step_next_ = INT_MIN;
   int n_ = 0;
-  std::vector<float> first_e_, prev_e_, e_;
+  std::vector<float> first_e_, prev_e_;
   std::vector<double> u_sum_;
-  std::vector<float> last_u_, u_;
+  std::vector<float> last_u_;
+  double sum_dr_ = 0, sum_dtheta_ = 0;
+  int n_steps_ = 0;
   std::vector<TrajectoryStep> steps_;
   std::vector<float> trace_;
   std::vector<double> hidden_sum_;  // (n_layer + 1) * n_embd

@@ -52,6 +52,7 @@ TapOptions main_options(const HParams& hp, int prompt_len, const SignalOptions& 
   mo.pre_rope = so.pre_rope;
   mo.begin = prompt_len;
   mo.hidden = so.hidden;
+  mo.steps = so.trace;
   return mo;
 }
 

@@ -218,7 +218,8 @@ TEST(SignalsTap, RecomputedPositionsAreNotCountedTwice) {
   b.truncate(4);  // as after a preemption: the same positions come again
   b.eval(std::vector<int32_t>(toks.begin() + 4, toks.end()));
   EXPECT_EQ(twice.n_tokens(), once.n_tokens());
-  EXPECT_EQ(twice.steps().size(), once.steps().size());
+  EXPECT_EQ(twice.n_steps(), once.n_steps());
+  EXPECT_EQ(twice.scores().coe_c, once.scores().coe_c);
   EXPECT_EQ(twice.pooled_mean(), once.pooled_mean());
 }
 
@@ -348,4 +349,26 @@ TEST(SignalsTap, MixedRopeFanoutGivesEachTapWhatItWouldSeeAlone) {
   ctx.eval(toks);
   EXPECT_EQ(post.trace(), alone(false));  // the same rotation arithmetic: bit-identical
   EXPECT_EQ(pre.trace(), alone(true));
+}
+
+TEST(SignalsTap, StateDoesNotGrowWithTheResponse) {
+  // The scores need only running sums, so a tap's memory is fixed unless per-step values are asked for.
+  auto model = Model::load(signals_model());
+  FeatureTap tap(model->hparams(), {});
+  TapOptions so;
+  so.steps = true;
+  FeatureTap with_steps(model->hparams(), so);
+  TapFanout both({&tap, &with_steps});
+  Context ctx(*model, {64, 1, 512});
+  ctx.set_tap(&both);
+  const auto toks = some_tokens(40);
+  ctx.eval(std::vector<int32_t>(toks.begin(), toks.begin() + 8));
+  ctx.eval(std::vector<int32_t>(toks.begin() + 8, toks.begin() + 9));
+  const size_t early = tap.state_bytes();
+  for (int i = 9; i < 40; ++i) ctx.eval(std::vector<int32_t>(toks.begin() + i, toks.begin() + i + 1));
+  EXPECT_EQ(tap.state_bytes(), early);
+  EXPECT_GT(with_steps.state_bytes(), early);
+  EXPECT_EQ(static_cast<int>(with_steps.steps().size()), tap.n_steps());
+  EXPECT_EQ(tap.scores().coe_c, with_steps.scores().coe_c);
+  EXPECT_EQ(tap.n_steps(), 39);
 }
