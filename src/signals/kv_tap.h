@@ -7,7 +7,7 @@
 //     sum and the last one (mean / last-token pooling, the spec's aggregate_kv);
 //   - the trajectory over the positions in [begin, end): e_first, e_prev, and the running sums of
 //     dr_t = ||e_{t+1} - e_t||_2 and dtheta_t = angle(e_t, e_{t+1}) over consecutive pairs (the
-//     per-pair values too in trace mode);
+//     per-pair values too in trace or steps mode);
 //   - optionally (hidden = true) per layer l = 0..n_layer the running sum of the residual stream
 //     (h_0 the token embeddings, h_l after layer l-1): the original hidden-state CoE.
 // Positions at or below the last one already seen are ignored, so recomputation after a
