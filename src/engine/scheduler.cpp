@@ -326,6 +326,11 @@ bool Engine::step() {
       finish(s, "eos", events);
       continue;
     }
+    if (s->n_generated > 0 && s->req.continue_allowed && !s->req.continue_allowed->empty() &&
+        !(*s->req.continue_allowed)[static_cast<size_t>(tok)]) {
+      finish(s, "stop", events);
+      continue;
+    }
     s->tokens.push_back(tok);
     ++s->n_generated;
     ++stats_.generated_tokens;

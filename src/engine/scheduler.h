@@ -47,7 +47,7 @@ struct TokenEvent {
   RequestId id = 0;
   int32_t token = -1;        // -1 on the final event when no token comes with it
   bool finished = false;
-  std::string stop_reason;   // on the final event: "eos" | "length" | "context" | "cancelled"
+  std::string stop_reason;   // on the final event: "eos" | "stop" | "length" | "context" | "cancelled"
 };
 
 struct Request {
@@ -70,6 +70,10 @@ struct Request {
   // Optional: the first generated token must be one marked here (a forced answer must open with a
   // number: Tokenizer::number_start_mask); must outlive the request.
   const std::vector<uint8_t>* first_token_allowed = nullptr;
+  // Optional: after the first generated token, a token not marked here ends the request (stop
+  // reason "stop") and is not emitted, so a forced answer ends with its number
+  // (Tokenizer::number_continue_mask); must outlive the request.
+  const std::vector<uint8_t>* continue_allowed = nullptr;
   // With a tap: also deliver the K/V of prompt positions served from the prefix cache or a session,
   // read back from the cache at admission (K as stored, after RoPE; skipped for a pre-RoPE tap).
   bool tap_cached_prefix = false;

@@ -91,6 +91,10 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   const DifficultyTap::State q_state = tap ? tap->state() : DifficultyTap::State{};
   const int every = ctl.config().check_every;
   const auto cue = tk.encode(o.format.answer_cue, false, false);
+  std::string cue_text;  // as the model would write it, to notice an answer already under way
+  for (int32_t c : cue) cue_text += tk.token_to_piece(c);
+  const std::vector<uint8_t>& number_goes_on = tk.number_continue_mask();
+  if (const size_t b = cue_text.find_first_not_of(' '); b != std::string::npos) cue_text.erase(0, b);
   std::vector<float> after_cue;  // the logits that open a forced answer
 
   Sampler sampler(sp);
@@ -128,6 +132,10 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         res.stop_reason = answering ? "early_answer" : "eos";
         break;
       }
+      // A forced numeric answer ends with its number, as if the model had stopped there.
+      if (answering && o.format.numeric_answer && answer_left < o.format.answer_max_tokens - 1 &&
+          !number_goes_on.empty() && !number_goes_on[static_cast<size_t>(id)])
+        break;
       res.tokens.push_back(id);
       history.push_back(id);
       res.text += dec.push(id);
@@ -137,21 +145,29 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       }
       logits = &ctx.eval({id});
       if (answering || ++g % every != 0) continue;
+      const bool answer_started = res.text.find(cue_text) != std::string::npos;
 
       if (o.on_checkpoint && tap) {
-        // Probe: force the answer here, note what comes out, then undo it.
+        // Probe: force the answer here (or let the model finish the one it began), note what comes
+        // out, then undo it.
         const auto st = tap->state();
         const int np = ctx.n_past();
         saved = *logits;
         const auto feats = tap->features();
         tok::StreamDecoder pd(tk);
         std::string forced = res.text;
-        after_cue = answer_start_logits(ctx.eval(cue), tk, o.format.numeric_answer);
-        const std::vector<float>* pl = &after_cue;
-        for (int32_t c : cue) forced += pd.push(c);
+        const std::vector<float>* pl = &saved;
+        if (!answer_started) {
+          after_cue = answer_start_logits(ctx.eval(cue), tk, o.format.numeric_answer);
+          pl = &after_cue;
+          for (int32_t c : cue) forced += pd.push(c);
+        }
         for (int i = 0; i < o.format.answer_max_tokens && ctx.n_past() < ctx.n_ctx(); ++i) {
           const int32_t a = argmax(pl->data(), n_vocab);
           if (tk.is_eog(a)) break;
+          if (!answer_started && i > 0 && o.format.numeric_answer && !number_goes_on.empty() &&
+              !number_goes_on[static_cast<size_t>(a)])
+            break;
           forced += pd.push(a);
           pl = &ctx.eval({a});
         }
@@ -162,7 +178,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         o.on_checkpoint(g, feats, forced);
       }
       if (!checks) continue;
-      act = ctl.observe(g, mlp->estimate(tap->features()));
+      act = ctl.observe(g, mlp->estimate(tap->features()), answer_started);
       if (act == Controller::Action::Upgrade) break;
       if (act == Controller::Action::EarlyAnswer) {
         if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {

@@ -10,6 +10,7 @@ namespace kvscope::reasoning {
 void AsyncAnalyzer::Watch::resume() {
   std::lock_guard<std::mutex> lk(mu);
   generated.store(0);
+  answer_started.store(false);
   last_checked = 0;
   action.store(static_cast<int>(Controller::Action::Continue));
 }
@@ -70,7 +71,7 @@ void AsyncAnalyzer::loop() {
       if (g / every <= w->last_checked / every) continue;
       const auto t0 = clock::now();
       const Estimate e = mlp_.estimate(w->tap->features());
-      const auto act = w->ctl.observe(g, e);
+      const auto act = w->ctl.observe(g, e, w->answer_started.load());
       ms += std::chrono::duration<double, std::milli>(clock::now() - t0).count();
       ++n;
       w->last_checked = g;

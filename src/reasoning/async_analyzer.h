@@ -24,6 +24,7 @@ class AsyncAnalyzer {
     DifficultyTap* tap = nullptr;            // owned by the request; outlives the watch
     std::atomic<int> generated{0};           // bumped by the step thread per token of the attempt
     std::atomic<int> action{static_cast<int>(Controller::Action::Continue)};  // set by the analyzer
+    std::atomic<bool> answer_started{false};  // the attempt's text holds the answer cue: no early answer
     std::mutex mu;                           // guards ctl and last_checked
     Controller ctl;
     int last_checked = 0;

@@ -73,10 +73,11 @@ void Controller::start(const ModeChoice& c) {
   switches_.clear();
 }
 
-Controller::Action Controller::observe(int generated, const Estimate& e) {
+Controller::Action Controller::observe(int generated, const Estimate& e, bool answer_started) {
   trace_.push_back({attempt_, generated, e.difficulty, e.confidence});
   const double d = e.difficulty;
-  if (c_.early_answer && !early_done_ && mode_ != Mode::Fast && d <= (1.0 - c_.drop) * ref_ && d <= c_.fast_at_most) {
+  if (c_.early_answer && !early_done_ && !answer_started && mode_ != Mode::Fast && d <= (1.0 - c_.drop) * ref_ &&
+      d <= c_.fast_at_most) {
     early_done_ = true;
     switches_.push_back({attempt_, generated, "early_answer", mode_, mode_,
                          fmt("d fell from %.1f to %.1f", ref_, d) + fmt(" (>= %.0f%%)", c_.drop * 100, 0)});

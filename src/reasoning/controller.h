@@ -67,8 +67,10 @@ class Controller {
   // or replayed from the decision cache. Resets the trace.
   void start(const ModeChoice& c);
   // A re-estimate after `generated` tokens of the current attempt; say what to do. After Upgrade the
-  // controller is already in the new mode and a new attempt has begun.
-  Action observe(int generated, const Estimate& e);
+  // controller is already in the new mode and a new attempt has begun. answer_started: the response
+  // already holds the answer cue, so there is no reasoning left to cut and no early answer is given
+  // (forcing the cue again would only append a second answer).
+  Action observe(int generated, const Estimate& e, bool answer_started = false);
 
   // Undo an upgrade the caller could not carry out (a stream that already sent text): back to m,
   // noted in the switches as "upgrade_refused".

@@ -82,6 +82,7 @@ struct Exchange {
       pieces.push_back({rr->cue_text(), {}});
       r.max_tokens = rr->answer_max_tokens();
       r.first_token_allowed = rr->answer_start_allowed();
+      r.continue_allowed = rr->answer_continue_allowed();
     } else {
       pieces.clear();
       text.clear();

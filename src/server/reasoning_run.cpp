@@ -75,8 +75,19 @@ void ReasoningRun::attach(Request& r) {
   if (!watch_) return;
   auto inner = std::move(r.on_token);
   auto w = watch_;
-  r.on_token = [inner = std::move(inner), w](const TokenEvent& e) {
-    if (!e.finished) w->generated.fetch_add(1, std::memory_order_relaxed);
+  const tok::Tokenizer* tk = &engine_.model().tokenizer();
+  std::string cue = cue_text_;
+  if (const size_t b = cue.find_first_not_of(' '); b != std::string::npos) cue.erase(0, b);
+  // The last few characters of the attempt's text, to notice the model writing the answer cue.
+  r.on_token = [inner = std::move(inner), w, tk, cue, tail = std::string()](const TokenEvent& e) mutable {
+    if (!e.finished) {
+      if (e.token >= 0 && !w->answer_started.load(std::memory_order_relaxed)) {
+        tail += tk->token_to_piece(e.token);
+        if (tail.find(cue) != std::string::npos) w->answer_started.store(true);
+        if (tail.size() > 2 * cue.size() + 16) tail.erase(0, tail.size() - cue.size());
+      }
+      w->generated.fetch_add(1, std::memory_order_relaxed);
+    }
     inner(e);
   };
 }
@@ -121,6 +132,10 @@ int ReasoningRun::answer_max_tokens() const { return rc_.format.answer_max_token
 
 const std::vector<uint8_t>* ReasoningRun::answer_start_allowed() const {
   return rc_.format.numeric_answer ? &engine_.model().tokenizer().number_start_mask() : nullptr;
+}
+
+const std::vector<uint8_t>* ReasoningRun::answer_continue_allowed() const {
+  return rc_.format.numeric_answer ? &engine_.model().tokenizer().number_continue_mask() : nullptr;
 }
 
 nlohmann::json ReasoningRun::report() const {

@@ -48,6 +48,8 @@ class ReasoningRun {
   int answer_max_tokens() const;
   // The tokens an early answer may open with (null: any), for Request::first_token_allowed.
   const std::vector<uint8_t>* answer_start_allowed() const;
+  // The tokens that may go on with it (null: any), for Request::continue_allowed.
+  const std::vector<uint8_t>* answer_continue_allowed() const;
   bool answering() const { return answering_; }
   reasoning::Mode mode() const { return mode_; }
 

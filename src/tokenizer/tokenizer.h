@@ -51,6 +51,9 @@ class Tokenizer {
   // 1 for each token whose text, leading spaces aside, starts with a digit or a minus sign (what may
   // open a number); empty when the vocabulary has none. Built on first use, then shared.
   const std::vector<uint8_t>& number_start_mask() const;
+  // 1 for each token made of digits only (no space): what may go on with a number already begun;
+  // empty when the vocabulary has none.
+  const std::vector<uint8_t>& number_continue_mask() const;
 
   static std::unique_ptr<Tokenizer> create(Vocab vocab);  // throws FormatError for unknown model/pre
   static std::unique_ptr<Tokenizer> from_gguf(const gguf::File& f);
@@ -60,8 +63,8 @@ class Tokenizer {
   Vocab vocab_;
 
  private:
-  mutable std::once_flag number_start_once_;
-  mutable std::vector<uint8_t> number_start_;
+  mutable std::once_flag number_start_once_, number_continue_once_;
+  mutable std::vector<uint8_t> number_start_, number_continue_;
 };
 
 // Streams decoded text: holds back incomplete UTF-8 sequences until they complete, so every

@@ -205,6 +205,20 @@ const std::vector<uint8_t>& Tokenizer::number_start_mask() const {
   return number_start_;
 }
 
+const std::vector<uint8_t>& Tokenizer::number_continue_mask() const {
+  std::call_once(number_continue_once_, [this] {
+    std::vector<uint8_t> mask(static_cast<size_t>(n_vocab()), 0);
+    bool any = false;
+    for (TokenId id = 0; id < n_vocab(); ++id) {
+      const std::string piece = token_to_piece(id);
+      if (!piece.empty() && piece.find_first_not_of("0123456789") == std::string::npos)
+        mask[static_cast<size_t>(id)] = 1, any = true;
+    }
+    if (any) number_continue_ = std::move(mask);
+  });
+  return number_continue_;
+}
+
 std::string Tokenizer::decode(const std::vector<TokenId>& ids, bool render_special) const {
   std::string out;
   // SPM inserts a space before the text at the start; drop it again so decode(encode(x)) == x.

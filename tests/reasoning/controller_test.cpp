@@ -47,6 +47,16 @@ TEST(Controller, AnswersEarlyWhenDifficultyFalls) {
   EXPECT_EQ(c.trace().size(), 4u);
 }
 
+TEST(Controller, NoEarlyAnswerOnceTheAnswerHasStarted) {
+  Controller c;
+  c.start({Mode::Mixed, 60, 0.9, ""});
+  // The model wrote its answer and d collapsed: forcing the cue again would only add a second answer.
+  EXPECT_EQ(c.observe(20, est(5), true), Controller::Action::Continue);
+  EXPECT_FALSE(c.answered_early());
+  EXPECT_TRUE(c.switches().empty());
+  EXPECT_EQ(c.observe(25, est(5), false), Controller::Action::EarlyAnswer);
+}
+
 TEST(Controller, FastModeNeverAnswersEarly) {
   Controller c;
   c.start({Mode::Fast, 20, 0.9, ""});

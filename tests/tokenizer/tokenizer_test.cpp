@@ -191,6 +191,9 @@ TEST(Tokenizer, NumberStartMask) {
   EXPECT_EQ(m, (std::vector<uint8_t>{0, 0, 0, 0, 0, 1, 1, 1, 0, 0}));
   EXPECT_EQ(&t->number_start_mask(), &m);  // built once
   EXPECT_TRUE(Tokenizer::create(tiny_vocab("llama", ""))->number_start_mask().empty());  // no such token
+  // A number already begun goes on only with digits, with no space before them.
+  EXPECT_EQ(t->number_continue_mask(), (std::vector<uint8_t>{0, 0, 0, 0, 0, 0, 1, 0, 0, 0}));
+  EXPECT_TRUE(Tokenizer::create(tiny_vocab("llama", ""))->number_continue_mask().empty());
 }
 
 // 100 KB in one call: the whole text comes back; the time is printed, not asserted (speed is for
