@@ -88,75 +88,68 @@ void add_eval_command(CLI::App& app) {
     open_details(details, o->details);
     const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
 
-    nlohmann::json per_mode = nlohmann::json::object();
-    for (tinygsm::Mode mode : modes) {
-      const std::string mname(tinygsm::mode_name(mode));
+    // Modes are interleaved problem by problem and each mode's time is the sum of its own runs, so a
+    // machine that slows down or speeds up mid-run weighs on every mode alike (fair speed-ups).
+    struct ModeRun {
+      std::string name;
       Tally all;
       std::map<int, Tally> by_steps;
       long prompt_tokens = 0;
-      Progress bar(!o->quiet, o->n, "eval " + o->split + "/" + mname);
-      const auto t0 = std::chrono::steady_clock::now();
-      for (size_t i = 0; i < items.size(); ++i) {
-        const auto& it = items[i];
-        const auto ids = model->tokenizer().encode(tinygsm::format_prompt(it, mode), true, false);
+      double seconds = 0;
+    };
+    std::vector<ModeRun> runs;
+    for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0});
+    ModeRun auto_run{"auto", {}, {}, 0, 0};
+    std::map<std::string, int> initial, final_mode;
+    int early = 0, upgrades = 0, fallbacks = 0;
+    double estimate_ms = 0;
+    reasoning::AdaptiveOptions ao;
+    ao.controller = controller;
+    ao.max_tokens = o->max_tokens;
+    ao.runtime_checks = !o->no_recheck;
+    using clock = std::chrono::steady_clock;
+    auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+    auto tally = [](ModeRun& mr, int steps, bool ok, long ntok) {
+      for (Tally* t : {&mr.all, &mr.by_steps[steps]}) {
+        t->n += 1;
+        t->correct += ok;
+        t->tokens += ntok;
+      }
+    };
+    Progress bar(!o->quiet, o->n, "eval " + o->split + "/" + o->mode);
+    const auto t0 = clock::now();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const auto& it = items[i];
+      for (size_t k = 0; k < modes.size(); ++k) {
+        ModeRun& mr = runs[k];
+        const auto ts = clock::now();
+        const auto ids = model->tokenizer().encode(tinygsm::format_prompt(it, modes[k]), true, false);
         if (static_cast<int>(ids.size()) >= ctx.n_ctx())
           throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
         const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
         GenerateResult r = generate(ctx, ids, sp, room);
         const auto got = tinygsm::parse_answer(r.text);
+        mr.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
         const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == "eos" ? 1 : 0);
-        prompt_tokens += static_cast<long>(ids.size());
-        for (Tally* t : {&all, &by_steps[it.steps]}) {
-          t->n += 1;
-          t->correct += ok;
-          t->tokens += ntok;
-        }
+        mr.prompt_tokens += static_cast<long>(ids.size());
+        tally(mr, it.steps, ok, ntok);
         if (details) {
-          nlohmann::json d = {{"index", it.index},   {"mode", mname},         {"steps", it.steps},
+          nlohmann::json d = {{"index", it.index},   {"mode", mr.name},       {"steps", it.steps},
                               {"answer", it.answer}, {"correct", ok},         {"tokens", ntok},
                               {"output", r.text},    {"stop", r.stop_reason}, {"question", it.question}};
           if (got) d["parsed"] = *got;
           details << d.dump() << '\n';
         }
-        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        bar.update(static_cast<int>(i + 1), all.correct, el);
       }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      nlohmann::json j = all.json();
-      j["mode"] = mname;
-      j["wall_s"] = wall;
-      j["gen_tok_s"] = wall > 0 ? all.tokens / wall : 0.0;
-      j["mean_prompt_tokens"] = all.n ? double(prompt_tokens) / all.n : 0.0;
-      nlohmann::json bs = nlohmann::json::object();
-      for (auto& [k, t] : by_steps) bs[std::to_string(k)] = t.json();
-      j["by_steps"] = bs;
-      per_mode[mname] = j;
-    }
-
-    if (with_auto) {
-      Tally all;
-      std::map<int, Tally> by_steps;
-      std::map<std::string, int> initial, final_mode;
-      int early = 0, upgrades = 0, fallbacks = 0;
-      double estimate_ms = 0;
-      Progress bar(!o->quiet, o->n, "eval " + o->split + "/auto");
-      const auto t0 = std::chrono::steady_clock::now();
-      reasoning::AdaptiveOptions ao;
-      ao.controller = controller;
-      ao.max_tokens = o->max_tokens;
-      ao.runtime_checks = !o->no_recheck;
-      for (size_t i = 0; i < items.size(); ++i) {
-        const auto& it = items[i];
+      if (with_auto) {
+        const auto ts = clock::now();
         auto r = reasoning::generate_adaptive(ctx, reasoning::tinygsm_question(it), sp, difficulty.features,
                                               &difficulty.mlp, ao);
         const auto got = tinygsm::parse_answer(r.text);
+        auto_run.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
-        for (Tally* t : {&all, &by_steps[it.steps]}) {
-          t->n += 1;
-          t->correct += ok;
-          t->tokens += r.generated_total;
-        }
+        tally(auto_run, it.steps, ok, r.generated_total);
         initial[std::string(reasoning::mode_name(r.initial.mode))]++;
         final_mode[std::string(reasoning::mode_name(r.final_mode))]++;
         for (const auto& sw : r.report["switches"]) {
@@ -172,23 +165,35 @@ void add_eval_command(CLI::App& app) {
           if (got) d["parsed"] = *got;
           details << d.dump() << '\n';
         }
-        const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        bar.update(static_cast<int>(i + 1), all.correct, el);
       }
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      nlohmann::json j = all.json();
-      j["mode"] = "auto";
-      j["wall_s"] = wall;
-      j["gen_tok_s"] = wall > 0 ? all.tokens / wall : 0.0;
+      const Tally& shown = with_auto ? auto_run.all : runs.back().all;
+      bar.update(static_cast<int>(i + 1), shown.correct, seconds_since(t0));
+    }
+
+    nlohmann::json per_mode = nlohmann::json::object();
+    auto mode_json = [](const ModeRun& mr) {
+      nlohmann::json j = mr.all.json();
+      j["mode"] = mr.name;
+      j["wall_s"] = mr.seconds;
+      j["gen_tok_s"] = mr.seconds > 0 ? mr.all.tokens / mr.seconds : 0.0;
       nlohmann::json bs = nlohmann::json::object();
-      for (auto& [k, t] : by_steps) bs[std::to_string(k)] = t.json();
+      for (auto& [k, t] : mr.by_steps) bs[std::to_string(k)] = t.json();
       j["by_steps"] = bs;
+      return j;
+    };
+    for (const ModeRun& mr : runs) {
+      nlohmann::json j = mode_json(mr);
+      j["mean_prompt_tokens"] = mr.all.n ? double(mr.prompt_tokens) / mr.all.n : 0.0;
+      per_mode[mr.name] = j;
+    }
+    if (with_auto) {
+      nlohmann::json j = mode_json(auto_run);
       j["initial_modes"] = initial;
       j["final_modes"] = final_mode;
       j["early_answers"] = early;
       j["upgrades"] = upgrades;
       j["low_confidence_fallbacks"] = fallbacks;
-      j["mean_estimate_ms"] = all.n ? estimate_ms / all.n : 0.0;
+      j["mean_estimate_ms"] = auto_run.all.n ? estimate_ms / auto_run.all.n : 0.0;
       j["difficulty_file"] = difficulty_path;
       per_mode["auto"] = j;
     }
@@ -228,6 +233,7 @@ void add_eval_command(CLI::App& app) {
       else
         std::printf(" %8s\n", "-");
     }
+    std::printf("wall_s: each mode's own time; the modes run interleaved, problem by problem\n");
     if (per_mode.contains("auto")) {
       const auto& a = per_mode["auto"];
       std::printf("auto: initial modes %s, final %s; %d early answers, %d upgrades, %d low-confidence fallbacks; "

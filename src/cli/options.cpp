@@ -78,6 +78,7 @@ reasoning::ControllerConfig ReasoningOpts::controller() const {
   c.cap_slow = cap_slow;
   c.early_answer = !no_early_answer;
   c.upgrade = !no_upgrade;
+  c.retry_below = retry_below;
   c.validate();
   return c;
 }
@@ -97,6 +98,10 @@ void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
   cmd->add_option("--cap-slow", o.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
   cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short")->group(g);
   cmd->add_flag("--no-upgrade", o.no_upgrade, "Never restart in a slower mode")->group(g);
+  cmd->add_option("--retry-below", o.retry_below,
+                  "Retry a fast or mixed answer in the next slower mode when its mean token probability is below "
+                  "this (0: never)")
+      ->capture_default_str()->group(g);
 }
 
 std::string difficulty_path_for(const std::string& model_path, const std::string& given) {

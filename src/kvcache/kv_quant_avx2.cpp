@@ -68,10 +68,6 @@ bool shape_ok(const KVBlockRef& b, int n, int off, int hd) {
   return hd % 8 == 0 && off % 8 == 0 && hd <= kMaxHead && n <= kMaxRows && off + hd <= b.kv_dim;
 }
 
-// The query heads sharing one KV head (GQA) read each decoded row once.
-
-constexpr int kMaxGroup = 8;
-
 // Per-channel parameters of channels [off, off + hd) as floats, the FP8 factor folded into the scale.
 void channel_params(const KVBlockRef& b, int off, int hd, float* sc, float* mn) {
   if (b.type == KVType::INT4 || b.type == KVType::INT2) {

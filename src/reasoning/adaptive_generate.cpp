@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "signals/coe_scores.h"
 #include "util/error.h"
 
 namespace kvscope::reasoning {
@@ -88,6 +89,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   res.initial = choice;
   res.estimate_ms = ms_since(t1);
   const bool checks = mlp && tap && !o.forced && o.runtime_checks;
+  const bool retries = !o.forced && ctl.config().retry_below > 0;
   const DifficultyTap::State q_state = tap ? tap->state() : DifficultyTap::State{};
   const int every = ctl.config().check_every;
   const auto cue = tk.encode(o.format.answer_cue, false, false);
@@ -122,12 +124,14 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     const int cap = std::min(ctl.config().cap(m), o.max_tokens - res.generated_total);
     int g = 0, answer_left = 0;
     bool answering = false;
+    signals::LogitStats answer_stats;  // the attempt's MaxProb, for the answer-confidence retry
     Controller::Action act = Controller::Action::Continue;
     res.stop_reason = "length";
     for (;;) {
       if (answering ? answer_left-- <= 0 : g >= cap) break;
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
       ++res.generated_total;
+      if (retries) answer_stats.add(logits->data(), n_vocab, id);
       if (tk.is_eog(id)) {
         res.stop_reason = answering ? "early_answer" : "eos";
         break;
@@ -200,11 +204,16 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     res.text += dec.flush();
     res.gen_ms += ms_since(tg);
     if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
+    if (retries && res.stop_reason != "context" && res.generated_total < o.max_tokens) {
+      res.answer_confidence = answer_stats.max_prob();
+      if (ctl.check_answer(static_cast<int>(res.tokens.size()), res.answer_confidence)) continue;
+    }
     break;
   }
   res.final_mode = ctl.mode();
   res.report = ctl.to_json();
   res.report["generated_total"] = res.generated_total;
+  if (retries) res.report["answer_confidence"] = res.answer_confidence;
   res.report["estimate_ms"] = res.estimate_ms;
   res.report["prompt_ms"] = res.prompt_ms;
   res.report["gen_ms"] = res.gen_ms;

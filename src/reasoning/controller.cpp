@@ -31,6 +31,7 @@ void ControllerConfig::validate() const {
   if (!(drop > 0 && drop < 1)) bad("early-answer drop must be in (0, 1)");
   if (!(jump > 0)) bad("upgrade jump must be positive");
   if (cap_fast < 1 || cap_mixed < 1 || cap_slow < 1) bad("token caps must be at least 1");
+  if (!(retry_below >= 0 && retry_below <= 1)) bad("answer-confidence retry threshold must be in [0, 1]");
 }
 
 Controller::Controller(ControllerConfig c) : c_(c) { c_.validate(); }
@@ -97,9 +98,28 @@ Controller::Action Controller::observe(int generated, const Estimate& e, bool an
   return Action::Continue;
 }
 
+bool Controller::check_answer(int g, double answer_confidence) {
+  if (mode_ == Mode::Slow || !(answer_confidence < c_.retry_below)) return false;
+  const Mode to = mode_ == Mode::Fast ? Mode::Mixed : Mode::Slow;
+  char why[96];
+  std::snprintf(why, sizeof why, "answer confidence %.3f < %.3f", answer_confidence, c_.retry_below);
+  switches_.push_back({attempt_, g, "retry", mode_, to, why});
+  mode_ = to;
+  ++attempt_;
+  early_done_ = false;
+  return true;
+}
+
 void Controller::refuse_upgrade(Mode m, const std::string& why) {
   const int g = trace_.empty() ? 0 : trace_.back().generated;
   switches_.push_back({attempt_, g, "upgrade_refused", mode_, m, why});
+  mode_ = m;
+  --attempt_;
+}
+
+void Controller::refuse_retry(Mode m, const std::string& why) {
+  const int g = switches_.empty() ? 0 : switches_.back().generated;
+  switches_.push_back({attempt_, g, "retry_refused", mode_, m, why});
   mode_ = m;
   --attempt_;
 }

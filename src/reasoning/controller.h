@@ -10,6 +10,10 @@
 //   - upgrade: d rose by `jump` (50%) and left the current mode's band -> restart in the next
 //     slower mode (the caller reuses the prompt's cached KV, so only new tokens are computed).
 // Requiring the band change as well keeps a tiny reference d (say 3 -> 5) from triggering switches.
+// After an attempt in fast or mixed mode has answered, check_answer() reads the answer's confidence
+// (mean max token probability, the MaxProb signal): below retry_below the question is retried in
+// the next slower mode, its KV kept. Not in the spec: kvscope's own rule, its default chosen on the
+// validation split (README), 0 turns it off.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -33,6 +37,7 @@ struct ControllerConfig {
   double drop = 0.30, jump = 0.50;
   int cap_fast = 16, cap_mixed = 96, cap_slow = 192;  // generated tokens per attempt in each mode
   bool early_answer = true, upgrade = true;
+  double retry_below = 0.98;  // answer confidence under which fast/mixed answers are retried slower
   int cap(Mode m) const { return m == Mode::Fast ? cap_fast : m == Mode::Mixed ? cap_mixed : cap_slow; }
   // Throws InputError naming the bad value (thresholds out of order or outside [0, 100], ...).
   void validate() const;
@@ -53,7 +58,7 @@ class Controller {
   };
   struct Switch {
     int attempt = 0, generated = 0;
-    std::string action;  // "early_answer" | "upgrade"
+    std::string action;  // "early_answer" | "upgrade" | "retry" | "upgrade_refused" | "retry_refused"
     Mode from = Mode::Slow, to = Mode::Slow;
     std::string reason;
   };
@@ -72,9 +77,15 @@ class Controller {
   // (forcing the cue again would only append a second answer).
   Action observe(int generated, const Estimate& e, bool answer_started = false);
 
+  // An attempt ended with an answer of this confidence (mean max token probability); true: the
+  // controller moved to the next slower mode (switch "retry") and the caller should start it.
+  bool check_answer(int generated, double answer_confidence);
+
   // Undo an upgrade the caller could not carry out (a stream that already sent text): back to m,
   // noted in the switches as "upgrade_refused".
   void refuse_upgrade(Mode m, const std::string& why);
+  // The same for a retry (noted as "retry_refused").
+  void refuse_retry(Mode m, const std::string& why);
 
   Mode mode() const { return mode_; }
   const ModeChoice& initial() const { return initial_; }

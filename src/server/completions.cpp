@@ -94,6 +94,28 @@ struct Exchange {
     submit(std::move(r));
   }
 
+  // An attempt has finished: a low-confidence fast or mixed answer is retried in the next slower
+  // mode when nothing of it has been sent yet and the token budget allows (true: resubmitted).
+  bool retry_answer(bool stream) {
+    if (!rr || prev_tokens + gen->completion_tokens() >= max_tokens) return false;
+    const bool can_restart = !(stream && !text.empty());
+    if (!rr->retry_after_answer(gen->completion_tokens(), can_restart)) return false;
+    if (static_cast<int>(rr->prompt().size()) + 1 >= limit) return false;
+    srv->reap(id);
+    prev_tokens += gen->completion_tokens();
+    text.clear();
+    logprobs.clear();
+    Request r;
+    r.sampling = g.sampling;
+    r.cache_salt = salt;
+    r.prompt = rr->prompt();
+    r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, srv->reasoning.controller.cap(rr->mode())));
+    r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
+    srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+    submit(std::move(r));
+    return true;
+  }
+
   void finish() {
     if (reaped) return;
     completion = srv->reap(id);
@@ -142,6 +164,7 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
     x.text += p.text;
     out += sse(chunk_body(ep, x.resp_id, x.created, model, p.text, "", lp, false, x.g.include_usage, nullptr));
   }
+  if (st == Generation::Status::Finished && x.retry_answer(true)) st = Generation::Status::Timeout;  // go on waiting
   if (st == Generation::Status::Finished) {
     x.finish();
     const json ext = x.extension();
@@ -163,6 +186,7 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
     x.text += p.text;
     for (auto& l : p.logprobs) x.logprobs.push_back(std::move(l));
   }
+  if (st == Generation::Status::Finished && x.retry_answer(false)) return true;
   if (st != Generation::Status::Finished) {
     // Output keeps coming without anything written: probe the connection now and then.
     const auto now = std::chrono::steady_clock::now();

@@ -54,11 +54,13 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
     }
     estimate_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     mode_ = choice_.mode;
-    if (rc.analyzer) {
-      Controller ctl(rc.controller);
-      ctl.start(choice_);
+    Controller ctl(rc.controller);
+    ctl.start(choice_);
+    if (rc.analyzer)
       watch_ = rc.analyzer->watch(*tap_, std::move(ctl));
-    }
+    else
+      ctl_ = std::make_unique<Controller>(std::move(ctl));
+    if (rc.controller.retry_below > 0) answer_stats_ = std::make_shared<AnswerStats>();
   }
   prompt_ = tk.encode(rc.format.prompt(question_, mode_), true, false);
 }
@@ -68,6 +70,29 @@ ReasoningRun::~ReasoningRun() {
 }
 
 void ReasoningRun::attach(Request& r) {
+  if (answer_stats_) {
+    if (!answering_) {  // a new attempt (an early answer's continuation belongs to its attempt)
+      std::lock_guard<std::mutex> lk(answer_stats_->mu);
+      answer_stats_->stats = signals::LogitStats();
+    }
+    auto box = answer_stats_;
+    auto inner_logits = std::move(r.on_logits);
+    r.on_logits = [box, inner_logits = std::move(inner_logits)](const float* l, int n) {
+      {
+        std::lock_guard<std::mutex> lk(box->mu);
+        box->stats.observe(l, n);
+      }
+      if (inner_logits) inner_logits(l, n);
+    };
+    auto inner_token = std::move(r.on_token);
+    r.on_token = [box, inner_token = std::move(inner_token)](const TokenEvent& e) {
+      if (!e.finished && e.token >= 0) {
+        std::lock_guard<std::mutex> lk(box->mu);
+        if (box->stats.pending()) box->stats.choose(e.token);
+      }
+      if (inner_token) inner_token(e);
+    };
+  }
   if (!tap_ || answering_) return;
   tap_->reset();  // the engine replays the cached prompt blocks, computes the rest
   r.tap = tap_.get();
@@ -128,6 +153,36 @@ void ReasoningRun::upgrade_refused() {
   watch_->action.store(static_cast<int>(Controller::Action::Continue));
 }
 
+bool ReasoningRun::retry_after_answer(int generated, bool can_restart) {
+  if (!answer_stats_) return false;
+  {
+    std::lock_guard<std::mutex> lk(answer_stats_->mu);
+    answer_confidence_ = answer_stats_->stats.max_prob();
+  }
+  Mode to;
+  {
+    std::unique_lock<std::mutex> lk;
+    Controller* ctl = ctl_.get();
+    if (watch_) {
+      lk = std::unique_lock<std::mutex>(watch_->mu);
+      ctl = &watch_->ctl;
+    }
+    if (!ctl->check_answer(generated, answer_confidence_)) return false;
+    to = ctl->mode();
+    if (!can_restart) {
+      ctl->refuse_retry(mode_, "the stream already sent text");
+      ++refused_retries_;
+      return false;
+    }
+  }
+  ++attempts_;
+  mode_ = to;
+  answering_ = false;
+  prompt_ = engine_.model().tokenizer().encode(rc_.format.prompt(question_, mode_), true, false);
+  if (watch_) watch_->resume();
+  return true;
+}
+
 int ReasoningRun::answer_max_tokens() const { return rc_.format.answer_max_tokens; }
 
 const std::vector<uint8_t>* ReasoningRun::answer_start_allowed() const {
@@ -160,6 +215,12 @@ nlohmann::json ReasoningRun::report() const {
       j["switches"] = c["switches"];
     }
     if (refused_upgrades_) j["upgrades_refused_streamed"] = refused_upgrades_;
+    if (refused_retries_) j["retries_refused_streamed"] = refused_retries_;
+    if (answer_confidence_ >= 0) j["answer_confidence"] = answer_confidence_;
+    if (ctl_) {
+      const auto c = ctl_->to_json();
+      j["switches"] = c["switches"];
+    }
   }
   return j;
 }

@@ -7,9 +7,13 @@
 // the answer is generated the asynchronous analyzer re-estimates d from the tap; the response
 // writer polls pending() and switches: an early answer continues from the tokens so far plus the
 // answer cue; an upgrade restarts the question in the slower mode (not once a stream has sent
-// text, since a stream cannot take text back; the extension says so).
+// text, since a stream cannot take text back; the extension says so). When an auto request's
+// fast or mixed attempt ends, its answer confidence (mean max token probability of the attempt)
+// below the controller's retry_below retries it in the next slower mode (not once a stream has
+// sent text, for the same reason).
 #pragma once
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,6 +22,7 @@
 #include "reasoning/async_analyzer.h"
 #include "reasoning/controller.h"
 #include "reasoning/difficulty_features.h"
+#include "signals/coe_scores.h"
 
 namespace kvscope::server {
 
@@ -44,6 +49,10 @@ class ReasoningRun {
   std::vector<int32_t> next(Switch s, const std::vector<int32_t>& generated);
   // A stream that already sent text cannot restart: noted, analysis goes on.
   void upgrade_refused();
+  // An attempt has ended after `generated` tokens: true when its answer confidence asks for a retry
+  // in the next slower mode and `can_restart` (nothing sent yet); prompt() is then the new attempt's.
+  // A retry that cannot be carried out is noted as refused.
+  bool retry_after_answer(int generated, bool can_restart);
   const std::string& cue_text() const { return cue_text_; }
   int answer_max_tokens() const;
   // The tokens an early answer may open with (null: any), for Request::first_token_allowed.
@@ -68,9 +77,17 @@ class ReasoningRun {
   std::shared_ptr<reasoning::AsyncAnalyzer::Watch> watch_;
   std::vector<int32_t> question_tokens_, prompt_, cue_;
   std::string cue_text_;
+  // The attempt's logit statistics, fed on the engine's step thread (shared with its callbacks).
+  struct AnswerStats {
+    std::mutex mu;
+    signals::LogitStats stats;
+  };
+  std::shared_ptr<AnswerStats> answer_stats_;
+  std::unique_ptr<reasoning::Controller> ctl_;  // auto without the analyzer (which owns its own)
+  double answer_confidence_ = -1;
   double estimate_ms_ = 0;
   uint64_t hash_ = 0;
-  int attempts_ = 1, refused_upgrades_ = 0;
+  int attempts_ = 1, refused_upgrades_ = 0, refused_retries_ = 0;
 };
 
 }  // namespace kvscope::server

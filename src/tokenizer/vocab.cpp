@@ -40,13 +40,16 @@ TokenId read_id(const gguf::File& f, const std::string& key, TokenId def, size_t
   return static_cast<TokenId>(x);
 }
 
+// DeepSeek's end of sentence: fullwidth vertical bars around "end▁of▁sentence" (U+FF5C, U+2581).
+constexpr const char* kDeepseekEos = "<\uFF5Cend\u2581of\u2581sentence\uFF5C>";
+
 // Token texts llama.cpp treats as end of generation (and forces to control type).
 bool is_eog_text(const std::string& t) {
   static const char* const kNames[] = {
       "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
       "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
       "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-      "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[",
+      kDeepseekEos, "[e~[",
   };
   for (const char* n : kNames)
     if (t == n) return true;
@@ -57,7 +60,7 @@ bool is_eog_text(const std::string& t) {
 int eot_priority(const std::string& t) {
   static const char* const kNames[] = {
       "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>",
-      "_<EOT>", "[EOT]", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "<end_of_utterance>",
+      "_<EOT>", "[EOT]", kDeepseekEos, "<end_of_utterance>",
   };
   for (int i = 0; i < static_cast<int>(sizeof(kNames) / sizeof(kNames[0])); ++i)
     if (t == kNames[i]) return i;

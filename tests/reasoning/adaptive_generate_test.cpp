@@ -80,7 +80,11 @@ TEST_F(Adaptive, AutoDecidesFromTheQuestionsKV) {
     EXPECT_NEAR(r.initial.difficulty, e.difficulty, 1e-9);
     EXPECT_GE(r.initial.difficulty, 0);
     EXPECT_LE(r.initial.difficulty, 100);
-    EXPECT_EQ(r.text, plain(ctx, it, static_cast<tinygsm::Mode>(r.initial.mode)));
+    // The answer of the mode it ended in (a low-confidence answer is retried slower).
+    EXPECT_EQ(r.text, plain(ctx, it, static_cast<tinygsm::Mode>(r.final_mode)));
+    if (r.final_mode != r.initial.mode) {
+      EXPECT_EQ(r.report["switches"][0]["action"], "retry");
+    }
     (r.initial.mode == Mode::Slow ? slow : not_slow)++;
     if (it.steps >= 5) {
       EXPECT_NE(r.initial.mode, Mode::Fast) << "a 5-6 step problem judged easy";
@@ -153,6 +157,36 @@ TEST_F(Adaptive, AnAnswerAlreadyGivenIsNeverForcedAgain) {
     }
   }
   EXPECT_GT(checked, 30);
+}
+
+// A fast answer the model is unsure of is retried in mixed, then slow; the kept question KV gives
+// exactly a fresh run's text, and every attempt's tokens count as cost.
+TEST_F(Adaptive, LowConfidenceAnswersAreRetriedInTheSlowerMode) {
+  Context ctx(*fx().model, {0, 2, 512});
+  const auto items = tinygsm::generate(tinygsm::Split::Test, 8, tinygsm::kDefaultSeed);
+  for (const auto& it : items) {
+    AdaptiveOptions o;
+    o.cached = ModeChoice{Mode::Fast, 10, 0.9, "test"};
+    o.runtime_checks = false;
+    o.controller.retry_below = 1.0;  // no answer is that sure: always retry
+    const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+    EXPECT_EQ(r.final_mode, Mode::Slow);
+    ASSERT_EQ(r.report["switches"].size(), 2u);
+    EXPECT_EQ(r.report["switches"][0]["action"], "retry");
+    EXPECT_EQ(r.report["switches"][0]["to"], "mixed");
+    EXPECT_EQ(r.report["switches"][1]["to"], "slow");
+    EXPECT_EQ(r.text, plain(ctx, it, tinygsm::Mode::Slow));
+    const auto fast = plain(ctx, it, tinygsm::Mode::Fast);
+    EXPECT_GT(r.generated_total, static_cast<int>(r.tokens.size()) + 2);
+    EXPECT_GT(r.answer_confidence, 0);
+    EXPECT_LT(r.answer_confidence, 1);
+
+    o.controller.retry_below = 0;  // off: the fast answer stands
+    const auto r0 = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+    EXPECT_EQ(r0.final_mode, Mode::Fast);
+    EXPECT_EQ(r0.text, fast);
+    EXPECT_TRUE(r0.report["switches"].empty());
+  }
 }
 
 TEST_F(Adaptive, BadRequestsAreRefused) {

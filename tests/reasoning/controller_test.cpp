@@ -57,6 +57,35 @@ TEST(Controller, NoEarlyAnswerOnceTheAnswerHasStarted) {
   EXPECT_EQ(c.observe(25, est(5), false), Controller::Action::EarlyAnswer);
 }
 
+TEST(Controller, RetriesUnsureAnswersInTheNextSlowerMode) {
+  ControllerConfig cfg;
+  cfg.retry_below = 0.9;
+  Controller c(cfg);
+  c.start({Mode::Fast, 10, 0.9, ""});
+  EXPECT_FALSE(c.check_answer(3, 0.95));  // sure enough
+  EXPECT_EQ(c.mode(), Mode::Fast);
+  EXPECT_TRUE(c.check_answer(3, 0.85));
+  EXPECT_EQ(c.mode(), Mode::Mixed);
+  EXPECT_EQ(c.attempt(), 1);
+  EXPECT_TRUE(c.check_answer(20, 0.5));
+  EXPECT_EQ(c.mode(), Mode::Slow);
+  EXPECT_FALSE(c.check_answer(40, 0.1));  // slow is the last resort
+  ASSERT_EQ(c.switches().size(), 2u);
+  EXPECT_EQ(c.switches()[0].action, "retry");
+  EXPECT_EQ(c.switches()[0].generated, 3);
+  EXPECT_NE(c.switches()[1].reason.find("0.500 < 0.900"), std::string::npos) << c.switches()[1].reason;
+  c.refuse_retry(Mode::Mixed, "test");
+  EXPECT_EQ(c.mode(), Mode::Mixed);
+  EXPECT_EQ(c.switches().back().action, "retry_refused");
+
+  cfg.retry_below = 0;  // off
+  Controller off(cfg);
+  off.start({Mode::Fast, 10, 0.9, ""});
+  EXPECT_FALSE(off.check_answer(3, 0.01));
+  cfg.retry_below = 1.5;
+  EXPECT_THROW(Controller{cfg}, InputError);
+}
+
 TEST(Controller, FastModeNeverAnswersEarly) {
   Controller c;
   c.start({Mode::Fast, 20, 0.9, ""});

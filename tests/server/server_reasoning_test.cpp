@@ -70,6 +70,38 @@ TEST_F(ServerReasoning, FixedAndAutoModes) {
   EXPECT_EQ(tok.status, 400);
 }
 
+// A low-confidence answer is retried in the next slower mode: the body carries the last attempt's
+// text only and usage counts every attempt. A stream that already sent its answer keeps it.
+TEST_F(ServerReasoning, UnsureAnswersAreRetriedSlower) {
+  auto o = reasoner_options();
+  o.controller.retry_below = 1.0;  // no answer is that sure: every fast/mixed answer is retried
+  o.controller.early_answer = false;
+  auto srv = start_server(o);
+  const int port = srv->port();
+  const json body = {{"prompt", kQuestion}, {"reasoning", "auto"}, {"temperature", 0}, {"max_tokens", 200}};
+  auto a = post(port, "/v1/completions", body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json ra = a.j()["kvscope"]["reasoning"];
+  EXPECT_EQ(ra["mode"], "slow");
+  EXPECT_EQ(a.j()["choices"][0]["text"], lone(kQuestion + "\nMode: slow\n"));
+  int retries = 0;
+  for (const auto& s : ra["switches"]) retries += s["action"] == "retry";
+  const int expected = ra["initial_mode"] == "fast" ? 2 : ra["initial_mode"] == "mixed" ? 1 : 0;
+  EXPECT_EQ(retries, expected) << ra.dump();
+  EXPECT_EQ(ra["attempts"], 1 + expected);
+  EXPECT_GT(ra["answer_confidence"].get<double>(), 0);
+  const int slow_tokens = static_cast<int>(
+      post(port, "/v1/completions", {{"prompt", kQuestion}, {"reasoning", "slow"}, {"temperature", 0}, {"max_tokens", 200}})
+          .j()["usage"]["completion_tokens"]);
+  ASSERT_GT(expected, 0) << "the question should start below slow";
+  EXPECT_GT(a.j()["usage"]["completion_tokens"].get<int>(), slow_tokens);
+
+  // Forced fast, the retry rule does not apply (only auto decides modes).
+  auto f = post(port, "/v1/completions", {{"prompt", kQuestion}, {"reasoning", "fast"}, {"temperature", 0}});
+  ASSERT_EQ(f.status, 200);
+  EXPECT_EQ(f.j()["kvscope"]["reasoning"]["mode"], "fast");
+}
+
 TEST_F(ServerReasoning, AutoWithoutAnEstimatorIsA400) {
   auto srv = start_server(test_options());  // the random default model has no estimator
   auto r = post(srv->port(), "/v1/completions", {{"prompt", "hello"}, {"reasoning", "auto"}});
