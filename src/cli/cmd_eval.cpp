@@ -101,7 +101,7 @@ void add_eval_command(CLI::App& app) {
     for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0});
     ModeRun auto_run{"auto", {}, {}, 0, 0};
     std::map<std::string, int> initial, final_mode;
-    int early = 0, upgrades = 0, fallbacks = 0;
+    int early = 0, upgrades = 0, retries = 0, fallbacks = 0;
     double estimate_ms = 0;
     reasoning::AdaptiveOptions ao;
     ao.controller = controller;
@@ -155,6 +155,7 @@ void add_eval_command(CLI::App& app) {
         for (const auto& sw : r.report["switches"]) {
           early += sw["action"] == "early_answer";
           upgrades += sw["action"] == "upgrade";
+          retries += sw["action"] == "retry";
         }
         fallbacks += r.initial.confidence < controller.min_confidence;
         estimate_ms += r.estimate_ms;
@@ -192,6 +193,7 @@ void add_eval_command(CLI::App& app) {
       j["final_modes"] = final_mode;
       j["early_answers"] = early;
       j["upgrades"] = upgrades;
+      j["retries"] = retries;
       j["low_confidence_fallbacks"] = fallbacks;
       j["mean_estimate_ms"] = auto_run.all.n ? estimate_ms / auto_run.all.n : 0.0;
       j["difficulty_file"] = difficulty_path;
@@ -236,10 +238,11 @@ void add_eval_command(CLI::App& app) {
     std::printf("wall_s: each mode's own time; the modes run interleaved, problem by problem\n");
     if (per_mode.contains("auto")) {
       const auto& a = per_mode["auto"];
-      std::printf("auto: initial modes %s, final %s; %d early answers, %d upgrades, %d low-confidence fallbacks; "
-                  "estimate %.2f ms/problem\n",
+      std::printf("auto: initial modes %s, final %s; %d early answers, %d upgrades, %d retries, %d low-confidence "
+                  "fallbacks; estimate %.2f ms/problem\n",
                   a["initial_modes"].dump().c_str(), a["final_modes"].dump().c_str(), a["early_answers"].get<int>(),
-                  a["upgrades"].get<int>(), a["low_confidence_fallbacks"].get<int>(), a["mean_estimate_ms"].get<double>());
+                  a["upgrades"].get<int>(), a["retries"].get<int>(), a["low_confidence_fallbacks"].get<int>(),
+                  a["mean_estimate_ms"].get<double>());
     }
   });
 }

@@ -38,6 +38,18 @@ TEST(DifficultyCli, TrainEvalAnalyze) {
   int chosen = 0;
   for (auto& [k, v] : j["modes"]["auto"]["initial_modes"].items()) chosen += v.get<int>();
   EXPECT_EQ(chosen, 12);
+  // The auto row's bookkeeping: every switch counted, the final modes sum to n as well.
+  int ended = 0;
+  for (auto& [k, v] : j["modes"]["auto"]["final_modes"].items()) ended += v.get<int>();
+  EXPECT_EQ(ended, 12);
+  for (const char* k : {"early_answers", "upgrades", "retries", "low_confidence_fallbacks"})
+    EXPECT_GE(j["modes"]["auto"][k].get<int>(), 0) << k;
+  auto off = run_cli("eval -m " + kModel + " --mode auto --n 12 -t 2 -q --json --retry-below 0 --difficulty " + out);
+  ASSERT_EQ(off.status, 0) << off.out;
+  EXPECT_EQ(nlohmann::json::parse(off.out)["modes"]["auto"]["retries"], 0);
+  auto badflag = run_cli("eval -m " + kModel + " --mode auto --n 2 -q --retry-below 1.5 --difficulty " + out);
+  EXPECT_NE(badflag.status, 0);
+  EXPECT_NE(badflag.out.find("retry"), std::string::npos) << badflag.out;
 
   auto a = run_cli("analyze-difficulty -m " + kModel + " --n 40 -t 2 -q --json");
   ASSERT_EQ(a.status, 0) << a.out;
