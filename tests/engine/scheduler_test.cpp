@@ -83,14 +83,17 @@ TEST(Engine, BatchedSequencesProduceTheirSoloGreedyTokens) {
   EXPECT_LT(st.kv_waste(), 0.5);
 }
 
-// A forced answer's opening: the first generated token is restricted, the rest are free.
-TEST(Engine, FirstTokenRestrictionAppliesToTheFirstTokenOnly) {
+// A forced answer's token restrictions: its opening (only the first generated token is restricted,
+// the rest are free) and its end (after the first token, the first token outside the set stops the
+// request without being emitted).
+TEST(Engine, ForcedAnswerRestrictsItsFirstTokenAndEndsOutsideTheContinuationSet) {
   EngineParams ep;
   ep.n_threads = 2;
   ep.n_blocks = 64;
   Engine eng(tiny_model(), ep);
   const auto pr = prompt(9, 4);
   const auto free_run = solo(pr, 6);
+
   std::vector<uint8_t> allowed(400, 0);
   const int32_t only = free_run[0] == 77 ? 78 : 77;  // a token greedy decoding would not pick first
   allowed[static_cast<size_t>(only)] = 1;
@@ -103,32 +106,21 @@ TEST(Engine, FirstTokenRestrictionAppliesToTheFirstTokenOnly) {
   cont.push_back(only);
   const auto rest = solo(cont, 5);  // after it, plain greedy decoding
   EXPECT_EQ(std::vector<int32_t>(c.tokens.begin() + 1, c.tokens.end()), rest);
-}
 
-// A forced answer's end: after the first token, the first token outside the set stops the request
-// without being emitted.
-TEST(Engine, ContinuationRestrictionStopsAtTheFirstTokenOutsideIt) {
-  EngineParams ep;
-  ep.n_threads = 2;
-  ep.n_blocks = 64;
-  Engine eng(tiny_model(), ep);
-  const auto pr = prompt(9, 4);
-  const auto free_run = solo(pr, 6);
   ASSERT_NE(free_run[1], free_run[3]);  // the tiny model's run, so that only the fourth token is barred
   ASSERT_NE(free_run[2], free_run[3]);
   std::vector<uint8_t> goes_on(400, 1);
   goes_on[static_cast<size_t>(free_run[3])] = 0;
-  Request r = req(pr, 6);
-  r.continue_allowed = &goes_on;
-  const Completion c = eng.wait(eng.submit(r));
-  EXPECT_EQ(c.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 3));
-  EXPECT_EQ(c.stop_reason, "stop");
+  Request e = req(pr, 6);
+  e.continue_allowed = &goes_on;
+  const Completion ce = eng.wait(eng.submit(e));
+  EXPECT_EQ(ce.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 3));
+  EXPECT_EQ(ce.stop_reason, "stop");
   std::vector<uint8_t> none(400, 0);
-  Request r2 = req(pr, 6);
-  r2.continue_allowed = &none;
-  const Completion c2 = eng.wait(eng.submit(r2));
-  EXPECT_EQ(c2.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 1));  // the first is always free
-  EXPECT_EQ(c2.stop_reason, "stop");
+  e.continue_allowed = &none;
+  const Completion c1 = eng.wait(eng.submit(e));
+  EXPECT_EQ(c1.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 1));  // the first is always free
+  EXPECT_EQ(c1.stop_reason, "stop");
 }
 
 TEST(Engine, PrefixCacheHitGivesTheSameLogitsAsRecomputing) {
