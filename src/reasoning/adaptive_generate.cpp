@@ -131,7 +131,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       if (answering ? answer_left-- <= 0 : g >= cap) break;
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
       ++res.generated_total;
-      if (retries) answer_stats.add(logits->data(), n_vocab, id);
+      if (retries && m != Mode::Slow) answer_stats.add(logits->data(), n_vocab, id);  // slow is never retried
       if (tk.is_eog(id)) {
         res.stop_reason = answering ? "early_answer" : "eos";
         break;
@@ -204,7 +204,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     res.text += dec.flush();
     res.gen_ms += ms_since(tg);
     if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
-    if (retries && res.stop_reason != "context" && res.generated_total < o.max_tokens) {
+    if (retries && m != Mode::Slow && res.stop_reason != "context" && res.generated_total < o.max_tokens) {
       res.answer_confidence = answer_stats.max_prob();
       if (ctl.check_answer(static_cast<int>(res.tokens.size()), res.answer_confidence)) continue;
     }
@@ -213,7 +213,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   res.final_mode = ctl.mode();
   res.report = ctl.to_json();
   res.report["generated_total"] = res.generated_total;
-  if (retries) res.report["answer_confidence"] = res.answer_confidence;
+  if (res.answer_confidence > 0) res.report["answer_confidence"] = res.answer_confidence;
   res.report["estimate_ms"] = res.estimate_ms;
   res.report["prompt_ms"] = res.prompt_ms;
   res.report["gen_ms"] = res.gen_ms;

@@ -53,7 +53,7 @@ struct AdaptiveResult {
   std::vector<float> initial_features;  // empty when no tap ran
   nlohmann::json report;        // controller trace and switches, timings
   double estimate_ms = 0, prompt_ms = 0, gen_ms = 0;
-  double answer_confidence = 0;  // the last attempt's mean max token probability (0: not measured)
+  double answer_confidence = 0;  // the last fast or mixed attempt's mean max token probability (0: none)
 };
 
 // question: the prompt before the mode line (BOS is added). mlp may be null for forced-mode runs;

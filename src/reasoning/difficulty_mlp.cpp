@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kernels/kernels.h"
 #include "util/error.h"
 
 namespace kvscope::reasoning {
@@ -29,13 +30,9 @@ struct Rng {
   }
 };
 
+// SIMD dot products: the estimate runs every few generated tokens, next to the decode step.
 void dense(const float* w, const float* b, const float* x, float* y, int out, int in) {
-  for (int o = 0; o < out; ++o) {
-    const float* r = w + static_cast<size_t>(o) * in;
-    float s = b[o];
-    for (int i = 0; i < in; ++i) s += r[i] * x[i];
-    y[o] = s;
-  }
+  for (int o = 0; o < out; ++o) y[o] = b[o] + kernels::dot_f32(w + static_cast<size_t>(o) * in, x, in);
 }
 
 void softmax(const float* z, double* p) {

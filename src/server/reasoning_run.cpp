@@ -70,7 +70,7 @@ ReasoningRun::~ReasoningRun() {
 }
 
 void ReasoningRun::attach(Request& r) {
-  if (answer_stats_) {
+  if (answer_stats_ && mode_ != Mode::Slow) {  // a slow answer is never retried
     if (!answering_) {  // a new attempt (an early answer's continuation belongs to its attempt)
       std::lock_guard<std::mutex> lk(answer_stats_->mu);
       answer_stats_->stats = signals::LogitStats();
@@ -154,7 +154,7 @@ void ReasoningRun::upgrade_refused() {
 }
 
 bool ReasoningRun::retry_after_answer(int generated, bool can_restart) {
-  if (!answer_stats_) return false;
+  if (!answer_stats_ || mode_ == Mode::Slow) return false;
   {
     std::lock_guard<std::mutex> lk(answer_stats_->mu);
     answer_confidence_ = answer_stats_->stats.max_prob();
