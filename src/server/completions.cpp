@@ -99,8 +99,7 @@ struct Exchange {
   bool retry_answer(bool stream) {
     if (!rr || prev_tokens + gen->completion_tokens() >= max_tokens) return false;
     const bool can_restart = !(stream && !text.empty());
-    if (!rr->retry_after_answer(gen->completion_tokens(), can_restart)) return false;
-    if (static_cast<int>(rr->prompt().size()) + 1 >= limit) return false;
+    if (!rr->retry_after_answer(gen->completion_tokens(), can_restart, limit)) return false;
     srv->reap(id);
     prev_tokens += gen->completion_tokens();
     text.clear();

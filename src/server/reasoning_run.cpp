@@ -153,13 +153,14 @@ void ReasoningRun::upgrade_refused() {
   watch_->action.store(static_cast<int>(Controller::Action::Continue));
 }
 
-bool ReasoningRun::retry_after_answer(int generated, bool can_restart) {
+bool ReasoningRun::retry_after_answer(int generated, bool can_restart, int limit) {
   if (!answer_stats_ || mode_ == Mode::Slow) return false;
   {
     std::lock_guard<std::mutex> lk(answer_stats_->mu);
     answer_confidence_ = answer_stats_->stats.max_prob();
   }
   Mode to;
+  std::vector<int32_t> retry_prompt;
   {
     std::unique_lock<std::mutex> lk;
     Controller* ctl = ctl_.get();
@@ -169,8 +170,12 @@ bool ReasoningRun::retry_after_answer(int generated, bool can_restart) {
     }
     if (!ctl->check_answer(generated, answer_confidence_)) return false;
     to = ctl->mode();
-    if (!can_restart) {
-      ctl->refuse_retry(mode_, "the stream already sent text");
+    retry_prompt = engine_.model().tokenizer().encode(rc_.format.prompt(question_, to), true, false);
+    const char* refused = !can_restart ? "the stream already sent text"
+                          : static_cast<int>(retry_prompt.size()) + 1 >= limit ? "the slower mode's prompt does not fit the context"
+                                                                             : nullptr;
+    if (refused) {  // the controller goes back, so the report shows no retry that did not happen
+      ctl->refuse_retry(mode_, refused);
       ++refused_retries_;
       return false;
     }
@@ -178,7 +183,7 @@ bool ReasoningRun::retry_after_answer(int generated, bool can_restart) {
   ++attempts_;
   mode_ = to;
   answering_ = false;
-  prompt_ = engine_.model().tokenizer().encode(rc_.format.prompt(question_, mode_), true, false);
+  prompt_ = std::move(retry_prompt);
   if (watch_) watch_->resume();
   return true;
 }

@@ -52,7 +52,8 @@ class ReasoningRun {
   // An attempt has ended after `generated` tokens: true when its answer confidence asks for a retry
   // in the next slower mode and `can_restart` (nothing sent yet); prompt() is then the new attempt's.
   // A retry that cannot be carried out is noted as refused.
-  bool retry_after_answer(int generated, bool can_restart);
+  // The new prompt must leave room for a token within `limit`.
+  bool retry_after_answer(int generated, bool can_restart, int limit);
   const std::string& cue_text() const { return cue_text_; }
   int answer_max_tokens() const;
   // The tokens an early answer may open with (null: any), for Request::first_token_allowed.
