@@ -57,7 +57,8 @@ TEST(DType, IdsNamesAndGeometry) {
   EXPECT_EQ(dtype_from_name("q8_0"), DType::Q8_0);
   EXPECT_EQ(dtype_from_name("bf16"), DType::BF16);
   EXPECT_EQ(dtype_from_name(dtype_name(DType::Q4_0)), DType::Q4_0);
-  EXPECT_THROW(dtype_from_name("q5_1"), kvscope::InputError);
+  EXPECT_EQ(dtype_from_name("q5_1"), DType::Q5_1);
+  EXPECT_THROW(dtype_from_name("q3_0"), kvscope::InputError);
   EXPECT_EQ(block_size(DType::F32), 1);
   EXPECT_EQ(block_size(DType::Q8_0), 32);
   EXPECT_EQ(block_size(DType::Q4_0), 32);
