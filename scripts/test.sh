@@ -37,5 +37,11 @@ mkdir -p build/fuzz/corpus
 cp "${KVSCOPE_SHARED_DIR:-../shared}"/models/stories260K.gguf build/fuzz/corpus/ 2>/dev/null || true
 build/release/kvscope gen-model --dim 64 --layers 1 --heads 2 --kv-heads 1 --ffn 64 --vocab 300 --ctx 64 \
   -o build/fuzz/corpus/tiny.gguf 2>/dev/null
+# Block-quantized files (IQ4_XS super-blocks with an IQ4_NL fallback tensor, Q5_1) seed the fuzzer
+# with the block geometry checks.
+build/release/kvscope gen-model --dim 256 --layers 1 --heads 2 --kv-heads 1 --ffn 288 --vocab 300 --ctx 64 \
+  --type iq4_xs -o build/fuzz/corpus/tiny_iq4_xs.gguf 2>/dev/null
+build/release/kvscope gen-model --dim 64 --layers 1 --heads 2 --kv-heads 1 --ffn 64 --vocab 300 --ctx 64 \
+  --type q5_1 -o build/fuzz/corpus/tiny_q5_1.gguf 2>/dev/null
 build/fuzz/fuzz_gguf -max_total_time=60 -max_len=65536 -rss_limit_mb=2048 build/fuzz/corpus
 echo "== all tests passed"

@@ -23,7 +23,7 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--ffn", s.ffn, "Feed-forward size");
   cmd->add_option("--vocab", s.vocab, "Vocabulary size");
   cmd->add_option("--ctx", s.ctx, "Training context length");
-  cmd->add_option("--type", o->type, "Matrix type: f32 | f16 | bf16 | q8_0 | q4_0");
+  cmd->add_option("--type", o->type, "Matrix type: f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | iq4_xs (iq4_xs rows that are not a multiple of 256 are written as iq4_nl, as llama-quantize does)");
   cmd->add_option("--seed", s.seed, "Seed");
   cmd->add_option("--rope-theta", s.rope_theta, "RoPE base");
   cmd->add_option("--rope-scaling", s.rope_scaling, "none | linear | llama3");

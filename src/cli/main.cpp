@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   kvscope::cli::add_kv_eval_command(app);
   kvscope::cli::add_train_difficulty_command(app);
   kvscope::cli::add_analyze_difficulty_command(app);
+  kvscope::cli::add_inspect_command(app);
+  kvscope::cli::add_perplexity_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -57,6 +57,8 @@ struct TensorInfo {
   uint64_t offset = 0;      // relative to the data section
   uint64_t nbytes = 0;
   const uint8_t* data = nullptr;  // into the mapping (reader only)
+  uint32_t ggml_type = 0;   // the type id as stored (type is only meaningful when problem is empty)
+  std::string problem;      // lenient reads only: why kvscope cannot use this tensor ("" when it can)
   int64_t n_elements() const;
 };
 
@@ -64,8 +66,13 @@ class File {
  public:
   // Maps and parses; throws FormatError with a message naming the problem.
   static std::unique_ptr<File> open(const std::string& path);
+  // As open, but a tensor kvscope cannot use (unsupported or unknown type, a row that is not a
+  // whole number of blocks, data past the end of the file) is kept with TensorInfo::problem set
+  // instead of failing the whole file: for `kvscope inspect`. Header corruption still throws.
+  static std::unique_ptr<File> open_lenient(const std::string& path);
   // Parses an in-memory buffer (used by the fuzzer); the buffer must outlive the File.
-  static std::unique_ptr<File> parse(const uint8_t* data, size_t size, const std::string& name = "<memory>");
+  static std::unique_ptr<File> parse(const uint8_t* data, size_t size, const std::string& name = "<memory>",
+                                     bool lenient = false);
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
@@ -97,6 +104,8 @@ class File {
  private:
   File() = default;
   void parse_all();
+  static std::unique_ptr<File> map_file(const std::string& path);
+  bool lenient_ = false;
 
   std::string path_;
   const uint8_t* base_ = nullptr;

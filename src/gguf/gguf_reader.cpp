@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "gguf/gguf.h"
+#include "kernels/ggml_types.h"
 #include "util/error.h"
 
 namespace kvscope::gguf {
@@ -111,6 +112,19 @@ Value read_value(Cursor& c, ValueType t, const std::string& key, const std::stri
 }  // namespace
 
 std::unique_ptr<File> File::open(const std::string& path) {
+  auto f = map_file(path);
+  f->parse_all();
+  return f;
+}
+
+std::unique_ptr<File> File::open_lenient(const std::string& path) {
+  auto f = map_file(path);
+  f->lenient_ = true;
+  f->parse_all();
+  return f;
+}
+
+std::unique_ptr<File> File::map_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw InputError("cannot open model file " + path + ": " + std::strerror(errno));
   struct stat st {};
@@ -131,12 +145,12 @@ std::unique_ptr<File> File::open(const std::string& path) {
   f->map_ = map;
   f->base_ = static_cast<const uint8_t*>(map);
   f->size_ = size;
-  f->parse_all();
   return f;
 }
 
-std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, const std::string& name) {
+std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, const std::string& name, bool lenient) {
   std::unique_ptr<File> f(new File());
+  f->lenient_ = lenient;
   f->path_ = name;
   f->base_ = data;
   f->size_ = size;
@@ -199,30 +213,49 @@ void File::parse_all() {
       ti.ne.push_back(static_cast<int64_t>(dim));
       nel *= static_cast<int64_t>(dim);
     }
-    uint32_t type = c.read<uint32_t>("tensor type");
+    const uint32_t type = c.read<uint32_t>("tensor type");
+    ti.ggml_type = type;
+    // A tensor-level problem fails the file, or (lenient reads) is noted on the tensor.
+    auto problem = [&](const std::string& what) {
+      if (!lenient_) throw FormatError(path_ + ": tensor " + ti.name + ": " + what);
+      if (ti.problem.empty()) ti.problem = what;
+    };
+    int64_t bs = 0;
+    uint64_t bb = 0;
     try {
       ti.type = kernels::dtype_from_ggml(type);
+      bs = kernels::block_size(ti.type);
+      bb = kernels::block_bytes(ti.type);
     } catch (const FormatError& e) {
-      throw FormatError(path_ + ": tensor " + ti.name + ": " + e.what());
+      problem(e.what());
+      if (const kernels::GgmlTypeInfo* gi = kernels::ggml_type_info(type)) bs = gi->block, bb = gi->block_bytes;
     }
     ti.offset = c.read<uint64_t>("tensor offset");
-    if (ti.ne[0] % kernels::block_size(ti.type) != 0)
-      throw FormatError(path_ + ": tensor " + ti.name + " row length " + std::to_string(ti.ne[0]) +
-                        " is not a multiple of the " + kernels::dtype_name(ti.type) + " block size");
-    ti.nbytes = kernels::row_bytes(ti.type, ti.ne[0]) * static_cast<uint64_t>(nel / ti.ne[0]);
+    if (bs > 0 && ti.ne[0] % bs != 0) {
+      problem("row length " + std::to_string(ti.ne[0]) + " is not a multiple of the " + kernels::ggml_type_name(type) +
+              " block size " + std::to_string(bs));
+      bs = 0;
+    }
+    ti.nbytes = bs > 0 ? static_cast<uint64_t>(ti.ne[0] / bs) * bb * static_cast<uint64_t>(nel / ti.ne[0]) : 0;
     if (tensor_index_.count(ti.name)) throw FormatError(path_ + ": corrupt GGUF: duplicate tensor " + ti.name);
     tensor_index_[ti.name] = tensors_.size();
     tensors_.push_back(std::move(ti));
   }
   size_t data_start = (c.pos() + alignment_ - 1) / alignment_ * alignment_;
-  if (n_tensors > 0 && data_start > size_) throw FormatError(path_ + ": truncated GGUF file (no tensor data)");
+  if (!lenient_ && n_tensors > 0 && data_start > size_) throw FormatError(path_ + ": truncated GGUF file (no tensor data)");
   for (auto& t : tensors_) {
-    if (t.offset % alignment_ != 0)
-      throw FormatError(path_ + ": corrupt GGUF: tensor " + t.name + " offset " + std::to_string(t.offset) + " is not aligned");
-    if (t.offset > size_ - data_start || t.nbytes > size_ - data_start - t.offset)
-      throw FormatError(path_ + ": truncated GGUF file: tensor " + t.name + " data (" + std::to_string(t.nbytes) +
-                        " bytes at offset " + std::to_string(t.offset) + ") extends past the end of the file");
-    t.data = base_ + data_start + t.offset;
+    auto problem = [&](const std::string& what) {
+      if (!lenient_) throw FormatError(path_ + ": " + what);
+      if (t.problem.empty()) t.problem = what;
+    };
+    if (t.offset % alignment_ != 0) {
+      problem("corrupt GGUF: tensor " + t.name + " offset " + std::to_string(t.offset) + " is not aligned");
+    } else if (data_start > size_ || t.offset > size_ - data_start || t.nbytes > size_ - data_start - t.offset) {
+      problem("truncated GGUF file: tensor " + t.name + " data (" + std::to_string(t.nbytes) + " bytes at offset " +
+              std::to_string(t.offset) + ") extends past the end of the file");
+    } else {
+      t.data = base_ + data_start + t.offset;
+    }
   }
 }
 

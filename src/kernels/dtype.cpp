@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/ggml_types.h"
+#include "kernels/legacy_quant.h"
 #include "util/error.h"
 
 namespace kvscope::kernels {
@@ -17,11 +19,18 @@ DType dtype_from_ggml(uint32_t id) {
     case 0: return DType::F32;
     case 1: return DType::F16;
     case 2: return DType::Q4_0;
+    case 3: return DType::Q4_1;
+    case 6: return DType::Q5_0;
+    case 7: return DType::Q5_1;
     case 8: return DType::Q8_0;
+    case 20: return DType::IQ4_NL;
+    case 23: return DType::IQ4_XS;
     case 12: return DType::Q4_K;
     case 14: return DType::Q6_K;
     case 30: return DType::BF16;
-    default: throw FormatError("unsupported tensor type " + std::to_string(id));
+    default:
+      if (ggml_type_info(id)) throw FormatError(std::string("type ") + ggml_type_name(id) + " is not supported");
+      throw FormatError("unknown type id " + std::to_string(id));
   }
 }
 
@@ -31,6 +40,13 @@ const char* dtype_name(DType t) {
     case DType::F16: return "f16";
     case DType::Q4_0: return "q4_0";
     case DType::Q8_0: return "q8_0";
+    case DType::Q4_1: return "q4_1";
+    case DType::Q5_0: return "q5_0";
+    case DType::Q5_1: return "q5_1";
+    case DType::Q8_1: return "q8_1";
+    case DType::Q8_K: return "q8_K";
+    case DType::IQ4_NL: return "iq4_nl";
+    case DType::IQ4_XS: return "iq4_xs";
     case DType::Q4_K: return "q4_K";
     case DType::Q6_K: return "q6_K";
     case DType::BF16: return "bf16";
@@ -46,15 +62,28 @@ DType dtype_from_name(const std::string& name) {
   if (s == "bf16") return DType::BF16;
   if (s == "q8_0") return DType::Q8_0;
   if (s == "q4_0") return DType::Q4_0;
-  throw InputError("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8_0 or q4_0)");
+  if (s == "q4_1") return DType::Q4_1;
+  if (s == "q5_0") return DType::Q5_0;
+  if (s == "q5_1") return DType::Q5_1;
+  if (s == "iq4_nl") return DType::IQ4_NL;
+  if (s == "iq4_xs") return DType::IQ4_XS;
+  throw InputError("unknown tensor type '" + name +
+                   "' (expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or iq4_xs)");
 }
 
 int64_t block_size(DType t) {
   switch (t) {
     case DType::Q8_0:
-    case DType::Q4_0: return 32;
+    case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q8_1:
+    case DType::IQ4_NL: return 32;
     case DType::Q4_K:
-    case DType::Q6_K: return 256;
+    case DType::Q6_K:
+    case DType::Q8_K:
+    case DType::IQ4_XS: return 256;
     default: return 1;
   }
 }
@@ -68,6 +97,13 @@ size_t block_bytes(DType t) {
     case DType::Q4_0: return sizeof(BlockQ4_0);
     case DType::Q4_K: return sizeof(BlockQ4_K);
     case DType::Q6_K: return sizeof(BlockQ6_K);
+    case DType::Q4_1: return sizeof(BlockQ4_1);
+    case DType::Q5_0: return sizeof(BlockQ5_0);
+    case DType::Q5_1: return sizeof(BlockQ5_1);
+    case DType::Q8_1: return sizeof(BlockQ8_1);
+    case DType::Q8_K: return sizeof(BlockQ8_K);
+    case DType::IQ4_NL: return sizeof(BlockIQ4_NL);
+    case DType::IQ4_XS: return sizeof(BlockIQ4_XS);
   }
   return 0;
 }
@@ -204,7 +240,9 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
       }
       return;
     }
-    default: throw InputError(std::string("quantize_row: unsupported target type ") + dtype_name(t));
+    default:
+      if (legacy::quantize_row(t, x, dst, n)) return;
+      throw InputError(std::string("quantize_row: unsupported target type ") + dtype_name(t));
   }
 }
 
@@ -298,6 +336,9 @@ void dequantize_row(DType t, const void* src, float* y, int64_t n) {
         }
       }
       return;
+    default:
+      if (legacy::dequantize_row(t, src, y, n)) return;
+      throw InputError(std::string("dequantize_row: unsupported type ") + dtype_name(t));
   }
 }
 

@@ -10,16 +10,25 @@ enum class DType : uint32_t {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
   Q8_0 = 8,
+  Q8_1 = 9,     // activations only (Q4_1/Q5_1 dot products), never a weight type
   Q4_K = 12,
   Q6_K = 14,
+  Q8_K = 15,    // activations only (IQ4_XS and K-quant dot products)
+  IQ4_NL = 20,
+  IQ4_XS = 23,
   BF16 = 30,
 };
 
-// Throws FormatError("unsupported tensor type <id>") for ids we do not implement.
+// Throws FormatError("type IQ1_S is not supported" / "unknown type id 77") for ids we do not run
+// (activation-only types included).
 DType dtype_from_ggml(uint32_t id);
 const char* dtype_name(DType t);
-DType dtype_from_name(const std::string& name);  // "f32","f16","bf16","q8_0","q4_0" (throws InputError)
+// "f32","f16","bf16","q8_0","q4_0","q4_1","q5_0","q5_1","iq4_nl","iq4_xs" (throws InputError)
+DType dtype_from_name(const std::string& name);
 int64_t block_size(DType t);        // elements per block (1 for float types)
 size_t block_bytes(DType t);        // bytes per block
 size_t row_bytes(DType t, int64_t n);  // n must be a multiple of block_size (throws otherwise)
@@ -45,6 +54,51 @@ struct BlockQ6_K {  // 210 bytes, 256 elements
   int8_t scales[16];
   uint16_t d;
 };
+struct BlockQ4_1 {  // 20 bytes; value = q * d + m, nibbles as Q4_0
+  uint16_t d;
+  uint16_t m;
+  uint8_t qs[16];
+};
+struct BlockQ5_0 {  // 22 bytes; value = (q - 16) * d, q = nibble | (bit j of qh) << 4
+  uint16_t d;
+  uint8_t qh[4];    // bit j (little-endian u32) is the 5th bit of element j
+  uint8_t qs[16];   // low nibbles: elements 0..15, high nibbles: 16..31
+};
+struct BlockQ5_1 {  // 24 bytes; value = q * d + m
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockQ8_1 {  // 36 bytes (activations): s = d * sum(qs), both fp16
+  uint16_t d;
+  uint16_t s;
+  int8_t qs[32];
+};
+struct BlockIQ4_NL {  // 18 bytes; value = kIQ4Values[nibble] * d, nibbles as Q4_0
+  uint16_t d;
+  uint8_t qs[16];
+};
+struct BlockIQ4_XS {  // 136 bytes, 256 elements in 8 sub-blocks of 32
+  uint16_t d;
+  uint16_t scales_h;    // 2 high bits of sub-block j's scale at bits 2j..2j+1
+  uint8_t scales_l[4];  // 4 low bits of sub-block j's scale: byte j/2, nibble j%2
+  uint8_t qs[128];      // sub-block j: bytes 16j..16j+15, low nibbles first 16, high nibbles last 16
+};                      // value = d * (scale_j - 32) * kIQ4Values[nibble]
+struct BlockQ8_K {  // 292 bytes (activations): float scale, 256 quants, sums of each 16
+  float d;
+  int8_t qs[256];
+  int16_t bsums[16];
+};
+// IQ4_NL / IQ4_XS's 16-entry non-linear codebook (from the format description).
+inline constexpr int8_t kIQ4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ8_1) == 36);
+static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144);
@@ -56,7 +110,8 @@ float bf16_to_fp32(uint16_t h);
 uint16_t fp32_to_bf16(float f);   // round to nearest even
 
 // Row conversion (scalar reference; used by tests, writer, and as fallback).
-void quantize_row(DType t, const float* x, void* dst, int64_t n);   // F32/F16/BF16/Q8_0/Q4_0
+// F32/F16/BF16/Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL/IQ4_XS (and Q8_1/Q8_K as the activations are).
+void quantize_row(DType t, const float* x, void* dst, int64_t n);
 void dequantize_row(DType t, const void* src, float* y, int64_t n);  // all types
 
 }  // namespace kvscope::kernels

@@ -19,7 +19,9 @@ struct Act {
   int64_t ldq = 0;           // bytes between rows of q
   const float* d = nullptr;  // [M][nb]
   const int32_t* s = nullptr;  // [M][nb]
+  const int16_t* bs = nullptr;  // Q8_K: [M][nb*16] sums of each 16 quants (d is then [M][nb] of 256-blocks)
   int64_t nb = 0;            // blocks per row
+  const float* sd = nullptr;  // Q8_1: fp16(amax/127 * s) per block [M][nb] (Q4_1/Q5_1's min term)
 };
 
 struct MatArgs {

@@ -10,6 +10,7 @@
 
 #include "kernels/internal.h"
 #include "kernels/kernels.h"
+#include "kernels/legacy_quant.h"
 #include "util/error.h"
 
 namespace kvscope::kernels {
@@ -19,7 +20,12 @@ DType activation_type(DType weight_type) {
     case DType::F16: return DType::F16;
     case DType::BF16: return DType::BF16;
     case DType::Q8_0:
-    case DType::Q4_0: return DType::Q8_0;
+    case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::IQ4_NL: return DType::Q8_0;
+    case DType::Q4_1:
+    case DType::Q5_1: return DType::Q8_1;
+    case DType::IQ4_XS: return DType::Q8_K;
     default: return DType::F32;  // F32, and Q4_K/Q6_K (dequantized weights times F32 activations)
   }
 }
@@ -82,7 +88,14 @@ Conv conv_for(Isa isa) {
   return {avx2::round_f16, avx2::round_bf16, avx2::quant_q8};
 }
 
-RowsFn rows_for(Isa isa) {
+RowsFn rows_for(Isa isa, DType wt) {
+  if (legacy::handles(wt)) {
+    switch (isa) {
+      case Isa::AVX512: return legacy::avx512::matmul_rows;
+      case Isa::AVX2: return legacy::avx2::matmul_rows;
+      default: return legacy::scalar::matmul_rows;
+    }
+  }
   switch (isa) {
     case Isa::AVX512: return avx512::matmul_rows;
     case Isa::AVX2: return avx2::matmul_rows;
@@ -92,7 +105,7 @@ RowsFn rows_for(Isa isa) {
 
 // Fills a.x from x (M x K) for weight type a.wt. Rows are converted in parallel when `pool` is
 // given and the activations are large.
-void prepare(MatArgs& a, const float* x, const Conv& cv, ThreadPool* pool) {
+void prepare(MatArgs& a, const float* x, const Conv& cv, bool simd, ThreadPool* pool) {
   const int64_t M = a.M, K = a.K;
   const DType at = activation_type(a.wt);
   if (at == DType::F32) {
@@ -118,13 +131,35 @@ void prepare(MatArgs& a, const float* x, const Conv& cv, ThreadPool* pool) {
     a.x.ldf = ld;
     return;
   }
-  // Q8_0
+  if (at == DType::Q8_K) {
+    const int64_t nbk = K / 256;
+    const int64_t ldq = (K + 63) & ~int64_t{63};
+    auto* q = static_cast<int8_t*>(scratch(1, static_cast<size_t>(M * ldq)));
+    auto* d = static_cast<float*>(scratch(2, static_cast<size_t>(M * nbk) * sizeof(float) + 64));
+    auto* bs = static_cast<int16_t*>(scratch(3, static_cast<size_t>(M * nbk * 16) * sizeof(int16_t) + 64));
+    over_rows([&](int64_t m) { legacy::quant_q8_k(x + m * K, q + m * ldq, d + m * nbk, bs + m * nbk * 16, nbk); });
+    a.x.q = q;
+    a.x.ldq = ldq;
+    a.x.d = d;
+    a.x.bs = bs;
+    a.x.nb = nbk;
+    return;
+  }
+  // Q8_0 (and Q8_1: the same plus the scaled block sums)
   const int64_t nb = K / 32;
   const int64_t ldq = (K + 63) & ~int64_t{63};
   auto* q = static_cast<int8_t*>(scratch(1, static_cast<size_t>(M * ldq)));
   auto* d = static_cast<float*>(scratch(2, static_cast<size_t>(M * nb) * sizeof(float) + 64));
   auto* s = static_cast<int32_t*>(scratch(3, static_cast<size_t>(M * nb) * sizeof(int32_t) + 64));
-  over_rows([&](int64_t m) { cv.quant_q8(x + m * K, q + m * ldq, d + m * nb, s + m * nb, nb); });
+  if (at == DType::Q8_1) {
+    auto* sd = static_cast<float*>(scratch(5, static_cast<size_t>(M * nb) * sizeof(float) + 64));
+    over_rows([&](int64_t m) {
+      legacy::quant_q8_1(x + m * K, q + m * ldq, d + m * nb, s + m * nb, sd + m * nb, nb, simd);
+    });
+    a.x.sd = sd;
+  } else {
+    over_rows([&](int64_t m) { cv.quant_q8(x + m * K, q + m * ldq, d + m * nb, s + m * nb, nb); });
+  }
   a.x.q = q;
   a.x.ldq = ldq;
   a.x.d = d;
@@ -159,8 +194,8 @@ void matmul(const WeightRef& w, const float* x, int64_t M, float* y, ThreadPool&
     return;
   }
   const Isa isa = active_isa();
-  detail::prepare(a, x, detail::conv_for(isa), &pool);
-  const detail::RowsFn fn = detail::rows_for(isa);
+  detail::prepare(a, x, detail::conv_for(isa), isa != Isa::Scalar, &pool);
+  const detail::RowsFn fn = detail::rows_for(isa, w.type);
   const int nth = pool.size();
   // Small products are not worth waking workers for.
   const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(w.cols);
@@ -190,9 +225,9 @@ void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float
   detail::MatArgs a[8];
   if (n_mats > 8) throw std::invalid_argument("matmul_multi: at most 8 matrices");
   for (int i = 0; i < n_mats; ++i) a[i] = detail::make_args(ws[i], M, ys[i]);
-  detail::prepare(a[0], x, detail::conv_for(isa), &pool);
+  detail::prepare(a[0], x, detail::conv_for(isa), isa != Isa::Scalar, &pool);
   for (int i = 1; i < n_mats; ++i) a[i].x = a[0].x;
-  const detail::RowsFn fn = detail::rows_for(isa);
+  const detail::RowsFn fn = detail::rows_for(isa, ws[0].type);
   pool.run([&](int ith, int nt) {
     for (int i = 0; i < n_mats; ++i) {
       const int64_t N = ws[i].rows, units = (N + 15) / 16;
@@ -211,8 +246,8 @@ void matmul(const WeightRef& w, const float* x, int64_t M, float* y) {
     std::fill(y, y + M * w.rows, 0.0f);
     return;
   }
-  detail::prepare(a, x, detail::conv_for(Isa::Scalar), nullptr);
-  detail::scalar::matmul_rows(a, 0, w.rows);
+  detail::prepare(a, x, detail::conv_for(Isa::Scalar), false, nullptr);
+  detail::rows_for(Isa::Scalar, w.type)(a, 0, w.rows);
 }
 }  // namespace ref
 

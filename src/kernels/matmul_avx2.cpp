@@ -249,6 +249,7 @@ void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
       }
       return;
     }
+    default: return scalar::matmul_rows(m, n0, n1);  // other types have their own rows (matmul.cpp)
   }
 }
 

@@ -17,6 +17,7 @@
 #include "kernels/dtype.h"
 #include "kvcache/block_pool.h"
 #include "kvcache/kv_quant.h"
+#include "kvcache/lazy_bytes.h"
 
 namespace kvscope {
 
@@ -82,7 +83,7 @@ class PagedKVCache {
   struct Store {
     KVType type = KVType::F32;
     size_t block_bytes = 0, row_bytes = 0;  // row_bytes: row layouts only
-    std::vector<uint8_t> data;
+    LazyBytes data;  // pages committed as blocks are first written
     std::vector<std::vector<float>> stage;  // per block; only for per-channel layouts
     // Per block: its staging was restored from the quantized block (which keeps its parameters).
     std::vector<uint8_t> restored;

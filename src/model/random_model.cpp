@@ -17,6 +17,30 @@ namespace {
 // A fixed generator, so the same seed gives the same file on every platform.
 using Rng = util::SplitMix64;
 
+// llama.cpp's general.file_type numbering (LLAMA_FTYPE_MOSTLY_*) for a file whose matrices are t.
+uint32_t llama_file_type(kernels::DType t) {
+  using kernels::DType;
+  switch (t) {
+    case DType::F32: return 0;
+    case DType::F16: return 1;
+    case DType::Q4_0: return 2;
+    case DType::Q4_1: return 3;
+    case DType::Q8_0: return 7;
+    case DType::Q5_0: return 8;
+    case DType::Q5_1: return 9;
+    case DType::IQ4_NL: return 25;
+    case DType::IQ4_XS: return 30;
+    default: return 32;  // BF16
+  }
+}
+
+// A matrix whose rows are not a multiple of the type's 256-element super-block gets the 32-block
+// type llama-quantize falls back to (IQ4_XS -> IQ4_NL), so such shapes stay writable.
+kernels::DType tensor_type(kernels::DType t, int64_t cols) {
+  if (t == kernels::DType::IQ4_XS && cols % 256 != 0) return kernels::DType::IQ4_NL;
+  return t;
+}
+
 std::vector<uint8_t> encode(kernels::DType t, const std::vector<float>& x, int64_t cols) {
   const int64_t rows = static_cast<int64_t>(x.size()) / cols;
   const size_t rb = kernels::row_bytes(t, cols);
@@ -93,7 +117,7 @@ void RandomModelSpec::validate() const {
     bad("unknown rope scaling '" + rope_scaling + "' (none, linear, llama3)");
   if (!(rope_scale_factor > 0)) bad("rope scale must be positive");
   if (vocab < 300) bad("vocab must be at least 300 (controls + 256 byte tokens + characters)");
-  const int64_t bs = kernels::block_size(type);
+  const int64_t bs = kernels::block_size(tensor_type(type, 32));
   if (dim % bs || ffn % bs || (static_cast<int64_t>(heads) * hd) % bs)
     bad(std::string("dim, ffn and heads*head_dim must be multiples of ") + std::to_string(bs) + " for " +
         kernels::dtype_name(type));
@@ -125,9 +149,7 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
     w.set(a + ".rope.scaling.type", Value::str("linear"));
     w.set(a + ".rope.scaling.factor", Value::f32(s.rope_scale_factor));
   }
-  const uint32_t ftype = s.type == kernels::DType::F32 ? 0 : s.type == kernels::DType::F16 ? 1
-                       : s.type == kernels::DType::Q4_0 ? 2 : s.type == kernels::DType::Q8_0 ? 7 : 32;
-  w.set("general.file_type", Value::u32(ftype));
+  w.set("general.file_type", Value::u32(llama_file_type(s.type)));
   VocabOut v = make_vocab(s.vocab);
   w.set("tokenizer.ggml.model", Value::str("llama"));
   w.set("tokenizer.ggml.tokens", Value::str_array(v.tokens));
@@ -144,7 +166,8 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   auto matrix = [&](const std::string& name, int rows, int cols, float std_dev) {
     std::vector<float> x(static_cast<size_t>(rows) * cols);
     for (auto& e : x) e = static_cast<float>(rng.normal()) * std_dev;
-    w.add_tensor(name, {cols, rows}, s.type, encode(s.type, x, cols));
+    const kernels::DType t = tensor_type(s.type, cols);
+    w.add_tensor(name, {cols, rows}, t, encode(t, x, cols));
   };
   auto vector = [&](const std::string& name, int n, float mean, float spread) {
     std::vector<float> x(n);

@@ -60,6 +60,14 @@ std::vector<Case> cases() {
   c.push_back({"gqa4_hd128_f32", shape("llama", 512, 2, 8, 2, 64 * 2, DType::F32), "", kTolF32});
   c.push_back({"gqa4_hd128_q8_0", shape("llama", 512, 2, 8, 2, 128, DType::Q8_0), "", kTolQuant});
   c.push_back({"gqa2_hd128_q4_0", shape("llama", 256, 2, 4, 2, 128, DType::Q4_0), "", kTolQuant});
+  // Legacy and IQ4 types (Q4_1/Q5_1 against Q8_1 activations, Q5_0/IQ4_NL against Q8_0, IQ4_XS
+  // against Q8_K, as llama.cpp pairs them), same tolerance as Q8_0/Q4_0. ffn = 576 is not a multiple
+  // of 256, so the iq4_xs file's ffn_down is IQ4_NL (llama-quantize's fallback for such rows).
+  c.push_back({"gqa2_hd64_q4_1", shape("llama", 256, 2, 4, 2, 64, DType::Q4_1), "", kTolQuant});
+  c.push_back({"gqa2_hd64_q5_0", shape("llama", 256, 2, 4, 2, 64, DType::Q5_0), "", kTolQuant});
+  c.push_back({"gqa2_hd128_q5_1", shape("llama", 256, 2, 4, 2, 128, DType::Q5_1), "", kTolQuant});
+  c.push_back({"gqa2_hd64_iq4_nl", shape("llama", 256, 2, 4, 2, 64, DType::IQ4_NL), "", kTolQuant});
+  c.push_back({"gqa4_hd64_iq4_xs", shape("llama", 512, 2, 8, 2, 64, DType::IQ4_XS), "", kTolQuant});
   c.push_back({"gqa2_hd64_f16", shape("llama", 256, 2, 4, 2, 64, DType::F16), "", kTolQuant});
   c.push_back({"gqa2_hd64_bf16", shape("llama", 256, 2, 4, 2, 64, DType::BF16), "", kTolQuant});
   c.push_back({"qwen2_bias_f32", shape("qwen2", 256, 2, 4, 2, 64, DType::F32), "", kTolF32});
