@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/kquant.h"
 #include "util/error.h"
 
 namespace kvscope::kernels {
@@ -18,8 +19,12 @@ DType dtype_from_ggml(uint32_t id) {
     case 1: return DType::F16;
     case 2: return DType::Q4_0;
     case 8: return DType::Q8_0;
+    case 10: return DType::Q2_K;
+    case 11: return DType::Q3_K;
     case 12: return DType::Q4_K;
+    case 13: return DType::Q5_K;
     case 14: return DType::Q6_K;
+    case 15: return DType::Q8_K;
     case 30: return DType::BF16;
     default: throw FormatError("unsupported tensor type " + std::to_string(id));
   }
@@ -31,8 +36,12 @@ const char* dtype_name(DType t) {
     case DType::F16: return "f16";
     case DType::Q4_0: return "q4_0";
     case DType::Q8_0: return "q8_0";
+    case DType::Q2_K: return "q2_K";
+    case DType::Q3_K: return "q3_K";
     case DType::Q4_K: return "q4_K";
+    case DType::Q5_K: return "q5_K";
     case DType::Q6_K: return "q6_K";
+    case DType::Q8_K: return "q8_K";
     case DType::BF16: return "bf16";
   }
   return "?";
@@ -46,15 +55,24 @@ DType dtype_from_name(const std::string& name) {
   if (s == "bf16") return DType::BF16;
   if (s == "q8_0") return DType::Q8_0;
   if (s == "q4_0") return DType::Q4_0;
-  throw InputError("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8_0 or q4_0)");
+  if (s == "q2_k") return DType::Q2_K;
+  if (s == "q3_k") return DType::Q3_K;
+  if (s == "q4_k") return DType::Q4_K;
+  if (s == "q5_k") return DType::Q5_K;
+  if (s == "q6_k") return DType::Q6_K;
+  throw InputError("unknown tensor type '" + name + "' (expected f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k or q6_k)");
 }
 
 int64_t block_size(DType t) {
   switch (t) {
     case DType::Q8_0:
     case DType::Q4_0: return 32;
+    case DType::Q2_K:
+    case DType::Q3_K:
     case DType::Q4_K:
-    case DType::Q6_K: return 256;
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::Q8_K: return 256;
     default: return 1;
   }
 }
@@ -68,8 +86,16 @@ size_t block_bytes(DType t) {
     case DType::Q4_0: return sizeof(BlockQ4_0);
     case DType::Q4_K: return sizeof(BlockQ4_K);
     case DType::Q6_K: return sizeof(BlockQ6_K);
+    case DType::Q2_K: return sizeof(BlockQ2_K);
+    case DType::Q3_K: return sizeof(BlockQ3_K);
+    case DType::Q5_K: return sizeof(BlockQ5_K);
+    case DType::Q8_K: return sizeof(BlockQ8_K);
   }
   return 0;
+}
+
+bool is_kquant(DType t) {
+  return t == DType::Q2_K || t == DType::Q3_K || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
 }
 
 size_t row_bytes(DType t, int64_t n) {
@@ -204,6 +230,12 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
       }
       return;
     }
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::Q8_K: return kquant::quantize_row(t, x, dst, n);
     default: throw InputError(std::string("quantize_row: unsupported target type ") + dtype_name(t));
   }
 }
@@ -222,6 +254,10 @@ void dequantize_row(DType t, const void* src, float* y, int64_t n) {
   check_blocks(t, n);
   const auto* s = static_cast<const uint8_t*>(src);
   switch (t) {
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q5_K:
+    case DType::Q8_K: return kquant::dequantize_row(t, src, y, n);
     case DType::F32: std::memcpy(y, src, static_cast<size_t>(n) * 4); return;
     case DType::F16:
       for (int64_t i = 0; i < n; ++i) {

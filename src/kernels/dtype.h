@@ -11,15 +11,20 @@ enum class DType : uint32_t {
   F16 = 1,
   Q4_0 = 2,
   Q8_0 = 8,
+  Q2_K = 10,
+  Q3_K = 11,
   Q4_K = 12,
+  Q5_K = 13,
   Q6_K = 14,
+  Q8_K = 15,  // activation type of the K-quant dot products (not a weight type in files we write)
   BF16 = 30,
 };
 
 // Throws FormatError("unsupported tensor type <id>") for ids we do not implement.
 DType dtype_from_ggml(uint32_t id);
 const char* dtype_name(DType t);
-DType dtype_from_name(const std::string& name);  // "f32","f16","bf16","q8_0","q4_0" (throws InputError)
+DType dtype_from_name(const std::string& name);  // "f32","f16","bf16","q8_0","q4_0","q2_k".."q6_k" (throws InputError)
+bool is_kquant(DType t);            // Q2_K..Q6_K (256-element super-blocks, multiplied with Q8_K activations)
 int64_t block_size(DType t);        // elements per block (1 for float types)
 size_t block_bytes(DType t);        // bytes per block
 size_t row_bytes(DType t, int64_t n);  // n must be a multiple of block_size (throws otherwise)
@@ -45,6 +50,37 @@ struct BlockQ6_K {  // 210 bytes, 256 elements
   int8_t scales[16];
   uint16_t d;
 };
+// K-quants: 256-element super-blocks of 16 (Q2_K, Q3_K, Q6_K) or 8 (Q4_K, Q5_K) sub-blocks, each with
+// its own quantized scale (and min) relative to the fp16 super-block scale(s). Layouts as in GGUF.
+struct BlockQ2_K {   // 84 bytes: value = d * (scales[j] & 15) * q - dmin * (scales[j] >> 4), q in 0..3
+  uint8_t scales[16];
+  uint8_t qs[64];    // element 128h + 32j + l: bits 2j..2j+1 of qs[32h + l]
+  uint16_t d;
+  uint16_t dmin;
+};
+struct BlockQ3_K {   // 110 bytes: value = d * (s6_j - 32) * (q - 4), q in 0..7
+  uint8_t hmask[32]; // element 128h + 32j + l: bit 4h + j of hmask[l] is q's bit 2
+  uint8_t qs[64];    // same 2-bit layout as Q2_K
+  uint8_t scales[12];  // 16 6-bit scales: low nibbles in bytes 0..7 (j<8: low, j>=8: high nibble of j-8),
+                       // top 2 bits of scale j at bit 2*(j/4) of byte 8 + j%4
+  uint16_t d;
+};
+struct BlockQ5_K {   // 176 bytes: as Q4_K plus a fifth bit per element
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];    // element 64c + l (l<32): bit 2c of qh[l]; element 64c + 32 + l: bit 2c+1
+  uint8_t qs[128];
+};
+struct BlockQ8_K {   // 292 bytes: activations for K-quant dot products
+  float d;
+  int8_t qs[256];
+  int16_t bsums[16];  // sums of qs over each 16 elements
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144);
@@ -56,7 +92,7 @@ float bf16_to_fp32(uint16_t h);
 uint16_t fp32_to_bf16(float f);   // round to nearest even
 
 // Row conversion (scalar reference; used by tests, writer, and as fallback).
-void quantize_row(DType t, const float* x, void* dst, int64_t n);   // F32/F16/BF16/Q8_0/Q4_0
+void quantize_row(DType t, const float* x, void* dst, int64_t n);   // every type
 void dequantize_row(DType t, const void* src, float* y, int64_t n);  // all types
 
 }  // namespace kvscope::kernels

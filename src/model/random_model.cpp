@@ -1,6 +1,8 @@
 #include "model/random_model.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -106,10 +108,61 @@ void RandomModelSpec::validate() const {
     bad("unknown rope scaling '" + rope_scaling + "' (none, linear, llama3)");
   if (!(rope_scale_factor > 0)) bad("rope scale must be positive");
   if (vocab < 300) bad("vocab must be at least 300 (controls + 256 byte tokens + characters)");
-  const int64_t bs = kernels::block_size(type);
+  // K-quant tensors whose rows are not a multiple of 256 fall back to a 32-block type.
+  const int64_t bs = kernels::is_kquant(type) ? 32 : kernels::block_size(type);
   if (dim % bs || ffn % bs || (static_cast<int64_t>(heads) * hd) % bs)
     bad(std::string("dim, ffn and heads*head_dim must be multiples of ") + std::to_string(bs) + " for " +
         kernels::dtype_name(type));
+}
+
+namespace {
+// llama-quantize's rule for spending more bits on some layers' attn_v / ffn_down: the first and
+// last eighth of the layers and every third layer in between.
+bool more_bits(int layer, int n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+}  // namespace
+
+kernels::DType RandomModelSpec::tensor_type(const std::string& name, int64_t cols) const {
+  using kernels::DType;
+  DType t = type;
+  int layer = -1;
+  if (name.rfind("blk.", 0) == 0) layer = std::atoi(name.c_str() + 4);
+  auto is = [&](const char* part) { return name.find(part) != std::string::npos; };
+  const bool output = name == "output.weight" || (tied_output && name == "token_embd.weight");
+  if (mix == "q4_k_m" || mix == "q5_k_m") {
+    if (output || ((is("attn_v.") || is("ffn_down.")) && more_bits(layer, layers))) t = DType::Q6_K;
+  } else if (mix == "q3_k_m") {
+    if (output) t = DType::Q6_K;
+    else if (is("attn_v.")) t = layer < 2 ? DType::Q5_K : DType::Q4_K;
+    else if (is("attn_output.")) t = DType::Q4_K;
+    else if (is("ffn_down.")) t = layer < layers / 16 ? DType::Q5_K : more_bits(layer, layers) ? DType::Q4_K : DType::Q3_K;
+  }
+  if (kernels::is_kquant(t) && cols % 256 != 0) {
+    // llama-quantize falls back to IQ4_NL (Q2_K, Q3_K), Q5_0 (Q4_K), Q5_1 (Q5_K) or Q8_0 (Q6_K);
+    // of those types this writer has Q8_0, and Q4_0 stands in for the 4-5 bit ones.
+    t = t == DType::Q6_K || t == DType::Q5_K ? DType::Q8_0 : DType::Q4_0;
+  }
+  if (cols % kernels::block_size(t) != 0) t = DType::F16;
+  return t;
+}
+
+void set_random_model_type(RandomModelSpec& spec, const std::string& name) {
+  std::string s = name;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  spec.mix.clear();
+  if (s == "q4_k_m" || s == "q5_k_m" || s == "q3_k_m") {
+    spec.mix = s;
+    spec.type = s == "q4_k_m" ? kernels::DType::Q4_K : s == "q5_k_m" ? kernels::DType::Q5_K : kernels::DType::Q3_K;
+    return;
+  }
+  try {
+    spec.type = kernels::dtype_from_name(name);
+  } catch (const InputError&) {
+    throw InputError("unknown model type '" + name +
+                     "' (expected f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k, q4_k_m, q5_k_m or q3_k_m)");
+  }
+  if (spec.type == kernels::DType::Q8_K) throw InputError("q8_k is an activation type, not a weight type");
 }
 
 void write_random_model(const RandomModelSpec& s, const std::string& path) {
@@ -138,8 +191,14 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
     w.set(a + ".rope.scaling.type", Value::str("linear"));
     w.set(a + ".rope.scaling.factor", Value::f32(s.rope_scale_factor));
   }
-  const uint32_t ftype = s.type == kernels::DType::F32 ? 0 : s.type == kernels::DType::F16 ? 1
-                       : s.type == kernels::DType::Q4_0 ? 2 : s.type == kernels::DType::Q8_0 ? 7 : 32;
+  // llama.cpp's file-type ids (LLAMA_FTYPE_*): a pure K-quant file is reported as its _S variant.
+  using kernels::DType;
+  uint32_t ftype = s.type == DType::F32 ? 0 : s.type == DType::F16 ? 1 : s.type == DType::Q4_0 ? 2
+                 : s.type == DType::Q8_0 ? 7 : s.type == DType::Q2_K ? 10 : s.type == DType::Q3_K ? 11
+                 : s.type == DType::Q4_K ? 14 : s.type == DType::Q5_K ? 16 : s.type == DType::Q6_K ? 18 : 32;
+  if (s.mix == "q4_k_m") ftype = 15;
+  if (s.mix == "q5_k_m") ftype = 17;
+  if (s.mix == "q3_k_m") ftype = 12;
   w.set("general.file_type", Value::u32(ftype));
   VocabOut v = make_vocab(s.vocab);
   w.set("tokenizer.ggml.model", Value::str("llama"));
@@ -157,7 +216,8 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   auto matrix = [&](const std::string& name, int rows, int cols, float std_dev) {
     std::vector<float> x(static_cast<size_t>(rows) * cols);
     for (auto& e : x) e = rng.normal() * std_dev;
-    w.add_tensor(name, {cols, rows}, s.type, encode(s.type, x, cols));
+    const kernels::DType t = s.tensor_type(name, cols);
+    w.add_tensor(name, {cols, rows}, t, encode(t, x, cols));
   };
   auto vector = [&](const std::string& name, int n, float mean, float spread) {
     std::vector<float> x(n);
