@@ -90,7 +90,13 @@ def main():
         for t in args.types.split(","):
             models.append((t, gen_model(args.kvscope, os.path.join(args.workdir, f"llama-125m-{t}.gguf"), "125m", t)))
     rows = []
+    failed = []  # (label, first error line): files kvscope refuses are reported, not benchmarked
     for t, model in models:
+        r = subprocess.run([args.kvscope, "bench", "-m", model, "-p", "8", "-n", "2", "-t", "1", "-r", "1"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append((t, (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]))
+            continue
         runs = []
         for _ in range(args.rounds):
             ours = json.loads(run([args.kvscope, "bench", "-m", model, "-p", str(args.pp), "-n", str(args.tg),
@@ -113,14 +119,19 @@ def main():
         print(f"| {t} | {args.threads} | {o_pp:.1f} | {r_pp:.1f} | {med(pp_r):.2f}x [{min(pp_r):.2f}-{max(pp_r):.2f}] | "
               f"{o_tg:.1f} | {r_tg:.1f} | {med(tg_r):.2f}x [{min(tg_r):.2f}-{max(tg_r):.2f}] | "
               f"{100 * o_tg * gb / bw:.0f}% ({gb * 1000:.0f} MB/token, {bw:.1f} GB/s) |")
+    for t, err in failed:
+        print(f"| {t} | {args.threads} | not loaded: {err} |")
     print(json.dumps([{"type": t, "rounds": [{"kvscope": o, "llama_cpp": r} for o, r in runs]} for t, runs in rows]),
           file=sys.stderr)
     if args.quantize and not args.no_parity:
-        env = dict(os.environ, KVSCOPE_PARITY_FILES=",".join(p for _, p in models))
+        ok = [(t, p) for t, p in models if t not in {f for f, _ in failed}]
+        for i, (t, p) in enumerate(ok):
+            print(f"file_{i}: {t} ({p})")
+        env = dict(os.environ, KVSCOPE_PARITY_FILES=",".join(p for _, p in ok))
         cmd = [args.tests, "--gtest_filter=Models/Parity.*/file_*"]
         print("+ KVSCOPE_PARITY_FILES=... " + " ".join(cmd), file=sys.stderr)
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        print("\nparity with llama.cpp (file_i = i-th row above):")
+        print("\nparity with llama.cpp:")
         for line in r.stdout.splitlines():
             if line.startswith("[parity]") or "FAILED" in line or "differs" in line:
                 print(line)

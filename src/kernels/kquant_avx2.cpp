@@ -102,6 +102,8 @@ void tile(const Tile& a) {
       shi[i] = _mm256_permute2x128_si256(sc[i].s, sc[i].s, 0x11);
       for (int j = 0; j < RM; ++j) isum[i][j] = _mm256_setzero_si256();
     }
+    // Unrolled so every shift count, mask and permutation index is a constant.
+#pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
       __m256i xv[RM];
       for (int j = 0; j < RM; ++j)

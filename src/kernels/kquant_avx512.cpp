@@ -107,6 +107,8 @@ void tile(const Tile& a) {
       sc[i] = kq_scales<T>(a.w + i * a.ws + b * BB);
       for (int j = 0; j < RM; ++j) isum[i][j] = _mm512_setzero_si512();
     }
+    // Unrolled so every shift count, mask and permutation index is a constant.
+#pragma GCC unroll 8
     for (int k = 0; k < 4; ++k) {
       __m512i xv[RM];
       for (int j = 0; j < RM; ++j) xv[j] = _mm512_loadu_si512(a.xq + j * a.ldq + b * 256 + 64 * k);
