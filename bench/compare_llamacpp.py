@@ -109,8 +109,8 @@ def main():
           f"per-round ratio [min-max]")
     label = "model (llama-quantize)" if args.quantize else "model (125M llama)"
     print(f"\n| {label} | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | "
-          f"llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit | kvscope RSS (file + KV) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for t, runs in rows:
         o_pp = med([o["pp_tok_s"] for o, _ in runs]); r_pp = med([r["pp"] for _, r in runs])
         o_tg = med([o["tg_tok_s"] for o, _ in runs]); r_tg = med([r["tg"] for _, r in runs])
@@ -118,7 +118,9 @@ def main():
         bw = med([o["mem_read_gb_s"] for o, _ in runs]); gb = runs[0][0]["weight_gb_per_token"]
         print(f"| {t} | {args.threads} | {o_pp:.1f} | {r_pp:.1f} | {med(pp_r):.2f}x [{min(pp_r):.2f}-{max(pp_r):.2f}] | "
               f"{o_tg:.1f} | {r_tg:.1f} | {med(tg_r):.2f}x [{min(tg_r):.2f}-{max(tg_r):.2f}] | "
-              f"{100 * o_tg * gb / bw:.0f}% ({gb * 1000:.0f} MB/token, {bw:.1f} GB/s) |")
+              f"{100 * o_tg * gb / bw:.0f}% ({gb * 1000:.0f} MB/token, {bw:.1f} GB/s) | "
+              f"{max(o.get('peak_rss_mb', 0) for o, _ in runs):.0f} MB ({runs[0][0].get('file_mb', 0):.0f} + "
+              f"{runs[0][0].get('kv_mb', 0):.0f} MB) |")
     for t, err in failed:
         print(f"| {t} | {args.threads} | not loaded: {err} |")
     print(json.dumps([{"type": t, "rounds": [{"kvscope": o, "llama_cpp": r} for o, r in runs]} for t, runs in rows]),

@@ -4,11 +4,13 @@
 // counts, odd block counts, decode and prefill, 1-3 threads).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "gguf/gguf.h"
 #include "kernels/internal.h"
 #include "kernels/kernels.h"
 #include "kernels/kquant.h"
@@ -305,4 +307,46 @@ TEST(KQuant, LargerShapesThreaded) {
   check(DType::Q5_K, 19, 130, 4, 2, 0, rng);
   check(DType::Q3_K, 9, 77, 7, 3, 2, rng);
   check(DType::Q2_K, 33, 40, 3, 2, 0, rng);
+}
+
+// Files: a K-quant tensor whose rows are not a multiple of 256 and a truncated K-quant tensor are each
+// refused with one error naming the tensor (never a crash); a well-formed one loads.
+TEST(KQuant, ReaderRefusesBadKQuantTensors) {
+  using namespace kvscope;
+  auto file = [](int64_t cols, kvscope::kernels::DType t) {
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::str("llama"));
+    std::vector<uint8_t> b(row_bytes(t, cols) * 2, 0);
+    w.add_tensor("blk.0.ffn_down.weight", {cols, 2}, t, b);
+    return w.serialize();
+  };
+  auto ok = file(512, DType::Q5_K);
+  EXPECT_EQ(gguf::File::parse(ok.data(), ok.size())->tensor("blk.0.ffn_down.weight").type, DType::Q5_K);
+  // A Q4_0 tensor of 320-element rows, relabelled Q4_K (id 12): rows not a multiple of 256.
+  auto bad = file(320, DType::Q4_0);
+  const std::string name = "blk.0.ffn_down.weight";
+  auto it = std::search(bad.begin(), bad.end(), name.begin(), name.end());
+  ASSERT_NE(it, bad.end());
+  const size_t type_at = static_cast<size_t>(it - bad.begin()) + name.size() + 4 + 2 * 8;  // n_dims, 2 dims
+  uint32_t id;
+  std::memcpy(&id, &bad[type_at], 4);
+  ASSERT_EQ(id, 2u);  // Q4_0
+  id = 12;
+  std::memcpy(&bad[type_at], &id, 4);
+  try {
+    gguf::File::parse(bad.data(), bad.size());
+    ADD_FAILURE() << "accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight row length 320 is not a multiple of the q4_K"),
+              std::string::npos)
+        << e.what();
+  }
+  // Truncated inside the K-quant tensor's data.
+  auto cut = std::vector<uint8_t>(ok.begin(), ok.end() - 100);
+  try {
+    gguf::File::parse(cut.data(), cut.size());
+    ADD_FAILURE() << "truncated file accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight data"), std::string::npos) << e.what();
+  }
 }
