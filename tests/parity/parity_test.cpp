@@ -42,6 +42,11 @@ constexpr double kTolQuant = 1.5e-1;
 // 4-layer mixes, with the same greedy tokens; an F32 file of the same shape gives 9e-6. Bound 2.5e-1
 // (docs/weight-types.md).
 constexpr double kTolKQuant = 2.5e-1;
+// Deeper, full-size files (KVSCOPE_PARITY_FILES, e.g. llama-quantize's 125M files: 12 layers, vocab
+// 32000): flips accumulate over the layers. Measured on the 125M shape: Q8_0 (the unchanged Q8_0
+// path) 0.21, Q4_K_M 0.32, Q5_K_M 0.32, Q3_K_M 0.37, Q6_K 0.38, every greedy token equal apart from
+// near-ties. Bound 0.5.
+constexpr double kTolDeep = 5e-1;
 
 RandomModelSpec shape(std::string arch, int dim, int layers, int heads, int kv_heads, int head_dim, kernels::DType t,
                       int vocab = 1000) {
@@ -105,7 +110,7 @@ std::vector<Case> cases() {
     size_t pos = 0;
     for (int i = 0; pos <= list.size(); ++i) {
       const size_t end = std::min(list.find(',', pos), list.size());
-      if (end > pos) c.push_back({"file_" + std::to_string(i), {}, list.substr(pos, end - pos), kTolKQuant});
+      if (end > pos) c.push_back({"file_" + std::to_string(i), {}, list.substr(pos, end - pos), kTolDeep});
       pos = end + 1;
     }
   }
@@ -186,7 +191,7 @@ TEST_P(Parity, GreedyTokensAndTopLogprobsMatchLlamaCpp) {
   }
   EXPECT_EQ(mismatches, 0) << c.name << ": greedy token differs from llama.cpp at a step that is not a near-tie";
   EXPECT_LE(worst, c.tol) << c.name << ": top-20 log-probability differs from llama.cpp by " << worst;
-  std::printf("[parity] %-20s %d steps, greedy mismatches %d (near-ties %d), max |dlogprob| %.2e (tol %.0e)\n",
+  std::printf("[parity] %-20s %d steps, greedy mismatches %d (near-ties %d), max |dlogprob| %.2e (tol %.2g)\n",
               c.name.c_str(), n_gen, mismatches, near_ties, worst, c.tol);
 }
 
