@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -134,11 +137,30 @@ void add_bench_command(CLI::App& app) {
     for (size_t i = 0; i < tap_rates.size(); ++i) slowdowns.push_back(1.0 - tap_rates[i] / tg_rates[i]);
     const double tap_overhead = slowdowns.empty() ? 0 : median(slowdowns);
     const double gb_per_tok = model->weight_bytes() / 1e9;
+    // Resident memory after the runs (weights touched by decode, packed copies, KV, scratch) next to
+    // the file size and the KV cache, so a packed layout that duplicates weights would show.
+    auto status_mb = [](const char* key) {
+      std::FILE* f = std::fopen("/proc/self/status", "r");
+      double kb = 0;
+      if (!f) return 0.0;
+      char line[256];
+      const size_t n = std::strlen(key);
+      while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, key, n) == 0) kb = std::atof(line + n + 1);
+      std::fclose(f);
+      return kb / 1024.0;
+    };
+    const double rss_mb = status_mb("VmRSS"), peak_rss_mb = status_mb("VmHWM");
+    std::error_code fec;
+    const double file_mb = static_cast<double>(std::filesystem::file_size(model->path(), fec)) / (1024.0 * 1024.0);
+    const double kv_mb = static_cast<double>(ctx.kv().bytes()) / (1024.0 * 1024.0);
     const double bw = o->membw ? measure_read_bandwidth_gbs(ctx.pool()) : 0;
     if (o->json) {
       nlohmann::json j = {{"model", model->path()}, {"threads", ctx.pool().size()}, {"n_prompt", o->pp},
                           {"n_gen", o->tg}, {"pp_tok_s", pp}, {"tg_tok_s", tg}, {"weight_gb_per_token", gb_per_tok},
-                          {"isa", kernels::isa_name(kernels::active_isa())}};
+                          {"isa", kernels::isa_name(kernels::active_isa())}, {"rss_mb", rss_mb},
+                          {"peak_rss_mb", peak_rss_mb}, {"file_mb", file_mb}, {"kv_mb", kv_mb},
+                          {"packed_mb", static_cast<double>(model->packed_bytes()) / (1024.0 * 1024.0)}};
       if (o->tap) {
         j["tg_tok_s_tap"] = tg_tap;
         j["tap_slowdown"] = tap_overhead;
@@ -160,6 +182,8 @@ void add_bench_command(CLI::App& app) {
                   kernels::isa_name(kernels::active_isa()));
       if (o->pp) std::printf("pp%d: %.1f tok/s\n", o->pp, pp);
       if (o->tg) std::printf("tg%d: %.1f tok/s (%.1f GB/s of weights)\n", o->tg, tg, tg * gb_per_tok);
+      std::printf("resident %.0f MB (peak %.0f MB); file %.0f MB, KV cache %.0f MB, packed copies %.0f MB\n", rss_mb,
+                  peak_rss_mb, file_mb, kv_mb, static_cast<double>(model->packed_bytes()) / (1024.0 * 1024.0));
       if (o->tap && o->tg)
         std::printf("tg%d with tap (layers %s%s): %.1f tok/s, %.2f%% slower (median of paired runs); the tap alone "
                     "takes %.2f us/token = %.3f%% of a decode step; tap state %zu bytes = %.3f%% of the sequence's %zu "

@@ -23,7 +23,10 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--ffn", s.ffn, "Feed-forward size");
   cmd->add_option("--vocab", s.vocab, "Vocabulary size");
   cmd->add_option("--ctx", s.ctx, "Training context length");
-  cmd->add_option("--type", o->type, "Matrix type: f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | iq4_nl | iq4_xs (iq4_xs rows that are not a multiple of 256 are written as iq4_nl, as llama-quantize does)");
+  cmd->add_option("--type", o->type,
+                  "Matrix type: f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q2_k | q3_k | q4_k | q5_k | q6_k | "
+                  "iq4_nl | iq4_xs, or a llama-quantize-like mix: q4_k_m | q5_k_m | q3_k_m (K-quant and iq4_xs rows "
+                  "that are not a multiple of 256 fall back to a 32-element type, as llama-quantize does)");
   cmd->add_option("--seed", s.seed, "Seed");
   cmd->add_option("--rope-theta", s.rope_theta, "RoPE base");
   cmd->add_option("--rope-scaling", s.rope_scaling, "none | linear | llama3");
@@ -31,7 +34,7 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_flag("--tied", s.tied_output, "Tie the output matrix to the token embedding");
   cmd->add_option("-o,--output", o->out, "Output path")->required();
   cmd->callback([o] {
-    o->spec.type = kernels::dtype_from_name(o->type);
+    set_random_model_type(o->spec, o->type);
     if (o->spec.rope_scaling == "none") o->spec.rope_scaling.clear();
     write_random_model(o->spec, o->out);
     std::fprintf(stderr, "wrote %s\n", o->out.c_str());

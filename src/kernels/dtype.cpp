@@ -10,6 +10,7 @@
 
 #include "kernels/ggml_types.h"
 #include "kernels/legacy_quant.h"
+#include "kernels/kquant.h"
 #include "util/error.h"
 
 namespace kvscope::kernels {
@@ -25,8 +26,12 @@ DType dtype_from_ggml(uint32_t id) {
     case 8: return DType::Q8_0;
     case 20: return DType::IQ4_NL;
     case 23: return DType::IQ4_XS;
+    case 10: return DType::Q2_K;
+    case 11: return DType::Q3_K;
     case 12: return DType::Q4_K;
+    case 13: return DType::Q5_K;
     case 14: return DType::Q6_K;
+    case 15: return DType::Q8_K;
     case 30: return DType::BF16;
     default:
       if (ggml_type_info(id)) throw FormatError(std::string("type ") + ggml_type_name(id) + " is not supported");
@@ -47,7 +52,10 @@ const char* dtype_name(DType t) {
     case DType::Q8_K: return "q8_K";
     case DType::IQ4_NL: return "iq4_nl";
     case DType::IQ4_XS: return "iq4_xs";
+    case DType::Q2_K: return "q2_K";
+    case DType::Q3_K: return "q3_K";
     case DType::Q4_K: return "q4_K";
+    case DType::Q5_K: return "q5_K";
     case DType::Q6_K: return "q6_K";
     case DType::BF16: return "bf16";
   }
@@ -67,8 +75,14 @@ DType dtype_from_name(const std::string& name) {
   if (s == "q5_1") return DType::Q5_1;
   if (s == "iq4_nl") return DType::IQ4_NL;
   if (s == "iq4_xs") return DType::IQ4_XS;
+  if (s == "q2_k") return DType::Q2_K;
+  if (s == "q3_k") return DType::Q3_K;
+  if (s == "q4_k") return DType::Q4_K;
+  if (s == "q5_k") return DType::Q5_K;
+  if (s == "q6_k") return DType::Q6_K;
   throw InputError("unknown tensor type '" + name +
-                   "' (expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl or iq4_xs)");
+                   "' (expected f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl or "
+                   "iq4_xs)");
 }
 
 int64_t block_size(DType t) {
@@ -80,7 +94,10 @@ int64_t block_size(DType t) {
     case DType::Q5_1:
     case DType::Q8_1:
     case DType::IQ4_NL: return 32;
+    case DType::Q2_K:
+    case DType::Q3_K:
     case DType::Q4_K:
+    case DType::Q5_K:
     case DType::Q6_K:
     case DType::Q8_K:
     case DType::IQ4_XS: return 256;
@@ -104,8 +121,15 @@ size_t block_bytes(DType t) {
     case DType::Q8_K: return sizeof(BlockQ8_K);
     case DType::IQ4_NL: return sizeof(BlockIQ4_NL);
     case DType::IQ4_XS: return sizeof(BlockIQ4_XS);
+    case DType::Q2_K: return sizeof(BlockQ2_K);
+    case DType::Q3_K: return sizeof(BlockQ3_K);
+    case DType::Q5_K: return sizeof(BlockQ5_K);
   }
   return 0;
+}
+
+bool is_kquant(DType t) {
+  return t == DType::Q2_K || t == DType::Q3_K || t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
 }
 
 size_t row_bytes(DType t, int64_t n) {
@@ -240,6 +264,12 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
       }
       return;
     }
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::Q8_K: return kquant::quantize_row(t, x, dst, n);
     default:
       if (legacy::quantize_row(t, x, dst, n)) return;
       throw InputError(std::string("quantize_row: unsupported target type ") + dtype_name(t));
@@ -260,6 +290,10 @@ void dequantize_row(DType t, const void* src, float* y, int64_t n) {
   check_blocks(t, n);
   const auto* s = static_cast<const uint8_t*>(src);
   switch (t) {
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q5_K:
+    case DType::Q8_K: return kquant::dequantize_row(t, src, y, n);
     case DType::F32: std::memcpy(y, src, static_cast<size_t>(n) * 4); return;
     case DType::F16:
       for (int64_t i = 0; i < n; ++i) {

@@ -15,9 +15,12 @@ enum class DType : uint32_t {
   Q5_1 = 7,
   Q8_0 = 8,
   Q8_1 = 9,     // activations only (Q4_1/Q5_1 dot products), never a weight type
+  Q2_K = 10,
+  Q3_K = 11,
   Q4_K = 12,
+  Q5_K = 13,
   Q6_K = 14,
-  Q8_K = 15,    // activations only (IQ4_XS and K-quant dot products)
+  Q8_K = 15,    // activations only (K-quant and IQ4_XS dot products), never a weight type
   IQ4_NL = 20,
   IQ4_XS = 23,
   BF16 = 30,
@@ -27,8 +30,9 @@ enum class DType : uint32_t {
 // (activation-only types included).
 DType dtype_from_ggml(uint32_t id);
 const char* dtype_name(DType t);
-// "f32","f16","bf16","q8_0","q4_0","q4_1","q5_0","q5_1","iq4_nl","iq4_xs" (throws InputError)
+// "f32","f16","bf16","q8_0","q4_0","q4_1","q5_0","q5_1","q2_k".."q6_k","iq4_nl","iq4_xs" (throws InputError)
 DType dtype_from_name(const std::string& name);
+bool is_kquant(DType t);            // Q2_K..Q6_K (256-element super-blocks, multiplied with Q8_K activations)
 int64_t block_size(DType t);        // elements per block (1 for float types)
 size_t block_bytes(DType t);        // bytes per block
 size_t row_bytes(DType t, int64_t n);  // n must be a multiple of block_size (throws otherwise)
@@ -85,11 +89,6 @@ struct BlockIQ4_XS {  // 136 bytes, 256 elements in 8 sub-blocks of 32
   uint8_t scales_l[4];  // 4 low bits of sub-block j's scale: byte j/2, nibble j%2
   uint8_t qs[128];      // sub-block j: bytes 16j..16j+15, low nibbles first 16, high nibbles last 16
 };                      // value = d * (scale_j - 32) * kIQ4Values[nibble]
-struct BlockQ8_K {  // 292 bytes (activations): float scale, 256 quants, sums of each 16
-  float d;
-  int8_t qs[256];
-  int16_t bsums[16];
-};
 // IQ4_NL / IQ4_XS's 16-entry non-linear codebook (from the format description).
 inline constexpr int8_t kIQ4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 static_assert(sizeof(BlockQ4_1) == 20);
@@ -98,6 +97,36 @@ static_assert(sizeof(BlockQ5_1) == 24);
 static_assert(sizeof(BlockQ8_1) == 36);
 static_assert(sizeof(BlockIQ4_NL) == 18);
 static_assert(sizeof(BlockIQ4_XS) == 136);
+// K-quants: 256-element super-blocks of 16 (Q2_K, Q3_K, Q6_K) or 8 (Q4_K, Q5_K) sub-blocks, each with
+// its own quantized scale (and min) relative to the fp16 super-block scale(s). Layouts as in GGUF.
+struct BlockQ2_K {   // 84 bytes: value = d * (scales[j] & 15) * q - dmin * (scales[j] >> 4), q in 0..3
+  uint8_t scales[16];
+  uint8_t qs[64];    // element 128h + 32j + l: bits 2j..2j+1 of qs[32h + l]
+  uint16_t d;
+  uint16_t dmin;
+};
+struct BlockQ3_K {   // 110 bytes: value = d * (s6_j - 32) * (q - 4), q in 0..7
+  uint8_t hmask[32]; // element 128h + 32j + l: bit 4h + j of hmask[l] is q's bit 2
+  uint8_t qs[64];    // same 2-bit layout as Q2_K
+  uint8_t scales[12];  // 16 6-bit scales: low nibbles in bytes 0..7 (j<8: low, j>=8: high nibble of j-8),
+                       // top 2 bits of scale j at bit 2*(j/4) of byte 8 + j%4
+  uint16_t d;
+};
+struct BlockQ5_K {   // 176 bytes: as Q4_K plus a fifth bit per element
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];    // element 64c + l (l<32): bit 2c of qh[l]; element 64c + 32 + l: bit 2c+1
+  uint8_t qs[128];
+};
+struct BlockQ8_K {   // 292 bytes: activations for K-quant dot products
+  float d;
+  int8_t qs[256];
+  int16_t bsums[16];  // sums of qs over each 16 elements
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
@@ -110,8 +139,7 @@ float bf16_to_fp32(uint16_t h);
 uint16_t fp32_to_bf16(float f);   // round to nearest even
 
 // Row conversion (scalar reference; used by tests, writer, and as fallback).
-// F32/F16/BF16/Q8_0/Q4_0/Q4_1/Q5_0/Q5_1/IQ4_NL/IQ4_XS (and Q8_1/Q8_K as the activations are).
-void quantize_row(DType t, const float* x, void* dst, int64_t n);
+void quantize_row(DType t, const float* x, void* dst, int64_t n);   // every type (Q8_1/Q8_K as activations are)
 void dequantize_row(DType t, const void* src, float* y, int64_t n);  // all types
 
 }  // namespace kvscope::kernels

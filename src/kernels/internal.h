@@ -76,6 +76,19 @@ KVSCOPE_DECLARE_CONV(scalar)
 KVSCOPE_DECLARE_CONV(avx2)
 #undef KVSCOPE_DECLARE_CONV
 
+// K-quant weights (Q2_K..Q6_K) times Q8_K activations (x.q, x.d, x.bs; see kquant.h). Each works on
+// the file's blocks in place: codes and scales are unpacked in registers, never to F32 in memory.
+namespace scalar {
+void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
+}
+namespace avx2 {
+void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
+void quant_q8k(const float* x, int8_t* q, float* d, int16_t* bsums, int64_t K);  // = kquant::quantize_act_q8k
+}
+namespace avx512 {
+void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
+}
+
 namespace scalar {
 void matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
 }

@@ -11,6 +11,7 @@
 #include "kernels/internal.h"
 #include "kernels/kernels.h"
 #include "kernels/legacy_quant.h"
+#include "kernels/kquant.h"
 #include "util/error.h"
 
 namespace kvscope::kernels {
@@ -25,8 +26,13 @@ DType activation_type(DType weight_type) {
     case DType::IQ4_NL: return DType::Q8_0;
     case DType::Q4_1:
     case DType::Q5_1: return DType::Q8_1;
-    case DType::IQ4_XS: return DType::Q8_K;
-    default: return DType::F32;  // F32, and Q4_K/Q6_K (dequantized weights times F32 activations)
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::IQ4_XS: return DType::Q8_K;  // as llama.cpp's vec_dot_type for K-quants and IQ4_XS
+    default: return DType::F32;
   }
 }
 
@@ -81,11 +87,12 @@ struct Conv {
   void (*round_f16)(const float*, float*, int64_t);
   void (*round_bf16)(const float*, float*, int64_t);
   void (*quant_q8)(const float*, int8_t*, float*, int32_t*, int64_t);
+  void (*quant_q8k)(const float*, int8_t*, float*, int16_t*, int64_t);
 };
 
 Conv conv_for(Isa isa) {
-  if (isa == Isa::Scalar) return {scalar::round_f16, scalar::round_bf16, scalar::quant_q8};
-  return {avx2::round_f16, avx2::round_bf16, avx2::quant_q8};
+  if (isa == Isa::Scalar) return {scalar::round_f16, scalar::round_bf16, scalar::quant_q8, kquant::quantize_act_q8k};
+  return {avx2::round_f16, avx2::round_bf16, avx2::quant_q8, avx2::quant_q8k};
 }
 
 RowsFn rows_for(Isa isa, DType wt) {
@@ -132,17 +139,17 @@ void prepare(MatArgs& a, const float* x, const Conv& cv, bool simd, ThreadPool* 
     return;
   }
   if (at == DType::Q8_K) {
-    const int64_t nbk = K / 256;
+    const int64_t nb = K / 256;
     const int64_t ldq = (K + 63) & ~int64_t{63};
     auto* q = static_cast<int8_t*>(scratch(1, static_cast<size_t>(M * ldq)));
-    auto* d = static_cast<float*>(scratch(2, static_cast<size_t>(M * nbk) * sizeof(float) + 64));
-    auto* bs = static_cast<int16_t*>(scratch(3, static_cast<size_t>(M * nbk * 16) * sizeof(int16_t) + 64));
-    over_rows([&](int64_t m) { legacy::quant_q8_k(x + m * K, q + m * ldq, d + m * nbk, bs + m * nbk * 16, nbk); });
+    auto* d = static_cast<float*>(scratch(2, static_cast<size_t>(M * nb) * sizeof(float) + 64));
+    auto* bs = static_cast<int16_t*>(scratch(3, static_cast<size_t>(M * nb * 16) * sizeof(int16_t) + 64));
+    over_rows([&](int64_t m) { cv.quant_q8k(x + m * K, q + m * ldq, d + m * nb, bs + m * nb * 16, K); });
     a.x.q = q;
     a.x.ldq = ldq;
     a.x.d = d;
     a.x.bs = bs;
-    a.x.nb = nbk;
+    a.x.nb = nb;
     return;
   }
   // Q8_0 (and Q8_1: the same plus the scaled block sums)

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/internal.h"
 
@@ -237,18 +239,11 @@ void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
     case DType::BF16: return rows_f<LdBF16>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::Q8_0: return rows_q<false>(m, n0, n1);
     case DType::Q4_0: return rows_q<true>(m, n0, n1);
+    case DType::Q2_K:
+    case DType::Q3_K:
     case DType::Q4_K:
-    case DType::Q6_K: {
-      constexpr int64_t CH = 16;
-      auto* buf = static_cast<float*>(scratch(4, static_cast<size_t>(CH * m.K) * sizeof(float)));
-      for (int64_t n = n0; n < n1; n += CH) {
-        const int64_t rn = std::min(CH, n1 - n);
-        for (int64_t r = 0; r < rn; ++r) dequantize_row(m.wt, m.w + (n + r) * m.wstride, buf + r * m.K, m.K);
-        rows_f<LdF32>(reinterpret_cast<const uint8_t*>(buf), static_cast<size_t>(m.K) * 4, m.x.f, m.x.ldf, m.K,
-                      m.M, m.y + n, m.ldy, 0, rn);
-      }
-      return;
-    }
+    case DType::Q5_K:
+    case DType::Q6_K: return kquant_rows(m, n0, n1);
     default: return scalar::matmul_rows(m, n0, n1);  // other types have their own rows (matmul.cpp)
   }
 }

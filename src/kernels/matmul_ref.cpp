@@ -2,7 +2,7 @@
 //  F32/F16/BF16: sequential float dot of the weight row (widened) with the converted activations.
 //  Q8_0/Q4_0: per 32-block exact integer dot with the Q8_0 activations, times d_w * d_x, summed in
 //  float (as GGML's vec_dot_q8_0_q8_0 / vec_dot_q4_0_q8_0).
-//  Q4_K/Q6_K: weight row dequantized to F32, float dot with F32 activations.
+//  Q2_K..Q6_K: per 256-block exact integer dots with the Q8_K activations (kquant_ref.cpp).
 #include <cstring>
 #include <vector>
 
@@ -19,6 +19,7 @@ inline uint16_t ld16(const uint8_t* p) {
 }  // namespace
 
 void matmul_rows(const MatArgs& a, int64_t n0, int64_t n1) {
+  if (is_kquant(a.wt)) return kquant_rows(a, n0, n1);
   const int64_t K = a.K, M = a.M;
   std::vector<float> wrow;
   for (int64_t n = n0; n < n1; ++n) {

@@ -1,6 +1,8 @@
 #include "model/random_model.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -30,15 +32,13 @@ uint32_t llama_file_type(kernels::DType t) {
     case DType::Q5_1: return 9;
     case DType::IQ4_NL: return 25;
     case DType::IQ4_XS: return 30;
+    case DType::Q2_K: return 10;
+    case DType::Q3_K: return 11;
+    case DType::Q4_K: return 14;
+    case DType::Q5_K: return 16;
+    case DType::Q6_K: return 18;
     default: return 32;  // BF16
   }
-}
-
-// A matrix whose rows are not a multiple of the type's 256-element super-block gets the 32-block
-// type llama-quantize falls back to (IQ4_XS -> IQ4_NL), so such shapes stay writable.
-kernels::DType tensor_type(kernels::DType t, int64_t cols) {
-  if (t == kernels::DType::IQ4_XS && cols % 256 != 0) return kernels::DType::IQ4_NL;
-  return t;
 }
 
 std::vector<uint8_t> encode(kernels::DType t, const std::vector<float>& x, int64_t cols) {
@@ -117,10 +117,60 @@ void RandomModelSpec::validate() const {
     bad("unknown rope scaling '" + rope_scaling + "' (none, linear, llama3)");
   if (!(rope_scale_factor > 0)) bad("rope scale must be positive");
   if (vocab < 300) bad("vocab must be at least 300 (controls + 256 byte tokens + characters)");
-  const int64_t bs = kernels::block_size(tensor_type(type, 32));
+  // K-quant and IQ4_XS tensors whose rows are not a multiple of 256 fall back to a 32-block type.
+  const int64_t bs = kernels::is_kquant(type) || type == kernels::DType::IQ4_XS ? 32 : kernels::block_size(type);
   if (dim % bs || ffn % bs || (static_cast<int64_t>(heads) * hd) % bs)
     bad(std::string("dim, ffn and heads*head_dim must be multiples of ") + std::to_string(bs) + " for " +
         kernels::dtype_name(type));
+}
+
+namespace {
+// llama-quantize's rule for spending more bits on some layers' attn_v / ffn_down: the first and
+// last eighth of the layers and every third layer in between.
+bool more_bits(int layer, int n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+}  // namespace
+
+kernels::DType RandomModelSpec::tensor_type(const std::string& name, int64_t cols) const {
+  using kernels::DType;
+  DType t = type;
+  int layer = -1;
+  if (name.rfind("blk.", 0) == 0) layer = std::atoi(name.c_str() + 4);
+  auto is = [&](const char* part) { return name.find(part) != std::string::npos; };
+  const bool output = name == "output.weight" || (tied_output && name == "token_embd.weight");
+  if (mix == "q4_k_m" || mix == "q5_k_m") {
+    if (output || ((is("attn_v.") || is("ffn_down.")) && more_bits(layer, layers))) t = DType::Q6_K;
+  } else if (mix == "q3_k_m") {
+    if (output) t = DType::Q6_K;
+    else if (is("attn_v.")) t = layer < 2 ? DType::Q5_K : DType::Q4_K;
+    else if (is("attn_output.")) t = DType::Q4_K;
+    else if (is("ffn_down.")) t = layer < layers / 16 ? DType::Q5_K : more_bits(layer, layers) ? DType::Q4_K : DType::Q3_K;
+  }
+  if ((kernels::is_kquant(t) || t == DType::IQ4_XS) && cols % 256 != 0) {
+    // As llama-quantize does: IQ4_NL for Q2_K, Q3_K and IQ4_XS, Q5_0 for Q4_K, Q5_1 for Q5_K, Q8_0 for Q6_K.
+    t = t == DType::Q6_K ? DType::Q8_0 : t == DType::Q5_K ? DType::Q5_1 : t == DType::Q4_K ? DType::Q5_0 : DType::IQ4_NL;
+  }
+  if (cols % kernels::block_size(t) != 0) t = DType::F16;
+  return t;
+}
+
+void set_random_model_type(RandomModelSpec& spec, const std::string& name) {
+  std::string s = name;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  spec.mix.clear();
+  if (s == "q4_k_m" || s == "q5_k_m" || s == "q3_k_m") {
+    spec.mix = s;
+    spec.type = s == "q4_k_m" ? kernels::DType::Q4_K : s == "q5_k_m" ? kernels::DType::Q5_K : kernels::DType::Q3_K;
+    return;
+  }
+  try {
+    spec.type = kernels::dtype_from_name(name);
+  } catch (const InputError&) {
+    throw InputError("unknown model type '" + name +
+                     "' (expected f32, f16, bf16, q8_0, q4_0, q2_k, q3_k, q4_k, q5_k, q6_k, q4_k_m, q5_k_m or q3_k_m)");
+  }
+  if (spec.type == kernels::DType::Q8_K) throw InputError("q8_k is an activation type, not a weight type");
 }
 
 void write_random_model(const RandomModelSpec& s, const std::string& path) {
@@ -149,7 +199,12 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
     w.set(a + ".rope.scaling.type", Value::str("linear"));
     w.set(a + ".rope.scaling.factor", Value::f32(s.rope_scale_factor));
   }
-  w.set("general.file_type", Value::u32(llama_file_type(s.type)));
+  // llama.cpp's file-type ids (LLAMA_FTYPE_*): a pure K-quant file is reported as its _S variant.
+  uint32_t ftype = llama_file_type(s.type);
+  if (s.mix == "q4_k_m") ftype = 15;
+  if (s.mix == "q5_k_m") ftype = 17;
+  if (s.mix == "q3_k_m") ftype = 12;
+  w.set("general.file_type", Value::u32(ftype));
   VocabOut v = make_vocab(s.vocab);
   w.set("tokenizer.ggml.model", Value::str("llama"));
   w.set("tokenizer.ggml.tokens", Value::str_array(v.tokens));
@@ -166,7 +221,7 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   auto matrix = [&](const std::string& name, int rows, int cols, float std_dev) {
     std::vector<float> x(static_cast<size_t>(rows) * cols);
     for (auto& e : x) e = static_cast<float>(rng.normal()) * std_dev;
-    const kernels::DType t = tensor_type(s.type, cols);
+    const kernels::DType t = s.tensor_type(name, cols);
     w.add_tensor(name, {cols, rows}, t, encode(t, x, cols));
   };
   auto vector = [&](const std::string& name, int n, float mean, float spread) {

@@ -12,13 +12,22 @@ struct RandomModelSpec {
   int dim = 256, layers = 4, heads = 8, kv_heads = 4, ffn = 688, vocab = 512, ctx = 512;
   int head_dim = 0;            // 0: dim / heads
   kernels::DType type = kernels::DType::F32;  // matrices; norms stay F32
+  // "" | "q4_k_m" | "q5_k_m" | "q3_k_m": per-tensor types approximating llama-quantize's mixes
+  // (type is then the mix's base type). See tensor_type().
+  std::string mix;
   uint64_t seed = 1;
   float rope_theta = 10000.0f;
   bool tied_output = false;
   std::string rope_scaling;    // "" | "linear" | "llama3"
   float rope_scale_factor = 1.0f;
   void validate() const;       // throws InputError naming the bad field
+  // The type a matrix is written in: the mix's choice for this tensor, then, for a K-quant whose
+  // rows (cols) are not a multiple of 256, a fallback type as llama-quantize does.
+  kernels::DType tensor_type(const std::string& name, int64_t cols) const;
 };
+
+// Sets spec.type (and spec.mix) from a --type value: a tensor type name or a mix name.
+void set_random_model_type(RandomModelSpec& spec, const std::string& name);
 
 // Builds a SentencePiece-style vocabulary of `vocab` entries (controls, 256 byte tokens, characters,
 // then merged pieces with descending scores) and random weights; writes GGUF v3 to path.

@@ -42,22 +42,6 @@ std::vector<uint8_t> make_weights(DType t, int64_t rows, int64_t cols, std::mt19
   const size_t rb = row_bytes(t, cols);
   std::vector<uint8_t> buf(offset + rb * static_cast<size_t>(rows) + 1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  if (t == DType::Q4_K || t == DType::Q6_K) {
-    for (size_t i = offset; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(rng());
-    const size_t bb = block_bytes(t);
-    for (int64_t b = 0; b < rows * cols / 256; ++b) {
-      uint8_t* p = buf.data() + offset + static_cast<size_t>(b) * bb;
-      const uint16_t d = fp32_to_fp16(0.01f + 0.01f * std::fabs(u(rng)));
-      const uint16_t dmin = fp32_to_fp16(0.005f * std::fabs(u(rng)));
-      if (t == DType::Q4_K) {
-        std::memcpy(p, &d, 2);
-        std::memcpy(p + 2, &dmin, 2);
-      } else {
-        std::memcpy(p + 208, &d, 2);
-      }
-    }
-    return buf;
-  }
   std::vector<float> row(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) v = u(rng);
@@ -145,6 +129,7 @@ TEST(Matmul, ActivationTypes) {
   EXPECT_EQ(activation_type(DType::BF16), DType::BF16);
   EXPECT_EQ(activation_type(DType::Q8_0), DType::Q8_0);
   EXPECT_EQ(activation_type(DType::Q4_0), DType::Q8_0);
+  for (DType t : {DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) EXPECT_EQ(activation_type(t), DType::Q8_K);
 }
 
 TEST(Matmul, IsaSelection) {
@@ -190,19 +175,6 @@ TEST(Matmul, QuantTypesAllIsas) {
         for (int64_t K : {32, 64, 96, 800}) {
           if (M * N * K > 64 * 300 * 96 && M > 7) continue;
           check(t, M, N, K, 1 + c % 3, static_cast<size_t>(c % 3), rng);
-          ++c;
-        }
-}
-
-TEST(Matmul, KQuantsAllIsas) {
-  IsaGuard g;
-  std::mt19937 rng(13);
-  int c = 0;
-  for (DType t : {DType::Q4_K, DType::Q6_K})
-    for (int64_t M : {1, 3, 16})
-      for (int64_t N : {1, 5, 67})
-        for (int64_t K : {256, 768}) {
-          check(t, M, N, K, 1 + c % 3, static_cast<size_t>(c % 2), rng);
           ++c;
         }
 }
