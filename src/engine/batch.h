@@ -45,7 +45,9 @@ struct BatchSeq {
 
 class BatchedForward {
  public:
-  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool);
+  // n_ctx_seq: the longest a sequence may grow (picks phi3's long or short rope factors, as llama.cpp
+  // does from its per-sequence context); 0: the cache's capacity.
+  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq = 0);
   ~BatchedForward();
   // Throws InputError on out-of-range token ids or tables without room (nothing is written then).
   void run(const std::vector<BatchSeq>& seqs);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/batch.h"
+#include "engine/moe.h"
 #include "engine/paged_attention.h"
 #include "engine/rope.h"
 #include "util/error.h"
@@ -13,7 +14,7 @@ namespace kvscope {
 using kernels::matmul;
 
 struct BatchedForward::Scratch {
-  Scratch(const HParams& hp, const float* freq_factors) : rope(hp, freq_factors) {}
+  Scratch(const HParams& hp, const float* freq_factors) : rope(hp, freq_factors), rope_swa(hp, freq_factors, true) {}
   void reserve(const HParams& hp, int n) {
     if (n <= cap) return;
     cap = n;
@@ -26,10 +27,12 @@ struct BatchedForward::Scratch {
     att.resize(m * hp.n_q_dim());
     gate.resize(m * hp.n_ff);
     up.resize(m * hp.n_ff);
+    if (hp.is_moe()) moe_out.resize(m * hp.n_embd);
   }
-  Rope rope;
+  Rope rope, rope_swa;  // global layers; sliding-window layers (gemma's own base and scale)
   int cap = 0;
-  std::vector<float> x, xn, q, k, v, att, gate, up, scores, logits;
+  std::vector<float> x, xn, q, k, v, att, gate, up, scores, logits, moe_out;
+  MoeScratch moe;
   std::vector<int> pos;        // per batch row: its position
   std::vector<BlockId> block;  // per batch row: its block
   std::vector<SeqAttention> att_seqs;
@@ -46,8 +49,10 @@ PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, k
   return c;
 }
 
-BatchedForward::BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool)
-    : model_(model), kv_(kv), pool_(pool), s_(std::make_unique<Scratch>(model.hparams(), model.rope_freqs)) {
+BatchedForward::BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq)
+    : model_(model), kv_(kv), pool_(pool),
+      s_(std::make_unique<Scratch>(model.hparams(),
+                                   model.rope_freqs_for(n_ctx_seq > 0 ? n_ctx_seq : kv.n_blocks() * kv.block_size()))) {
   const HParams& hp = model.hparams();
   if (kv.n_layer() != hp.n_layer || kv.kv_dim() != hp.n_kv_dim()) throw InputError("KV cache shape does not fit the model");
 }
@@ -85,11 +90,16 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
         s.block[row] = q.table->block_of(q.pos0 + t, bs);
         const auto& e = model_.tok_embd;
         const uint8_t* src = static_cast<const uint8_t*>(e.data) + kernels::row_bytes(e.type, e.cols) * q.tokens[t];
-        kernels::dequantize_row(e.type, src, s.x.data() + static_cast<size_t>(row) * d, d);
+        float* xr = s.x.data() + static_cast<size_t>(row) * d;
+        kernels::dequantize_row(e.type, src, xr, d);
+        if (hp.embd_scale > 0)
+          for (int i = 0; i < d; ++i) xr[i] *= hp.embd_scale;
       }
     }
   }
-  const AttentionShape ashape{hp.n_head, hp.n_head_kv, hp.head_dim};
+  AttentionShape ashape{hp.n_head, hp.n_head_kv, hp.head_dim};
+  ashape.scale = hp.attn_scale;
+  ashape.softcap = hp.attn_softcap;
   auto add_bias = [](float* y, const float* b, int rows, int dim) {
     if (!b) return;
     for (int r = 0; r < rows; ++r) kernels::add_inplace(y + static_cast<size_t>(r) * dim, b, dim);
@@ -97,6 +107,14 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   auto norm_rows = [&](const float* w, int rows) {
     for (int t = 0; t < rows; ++t)
       kernels::rmsnorm(s.x.data() + static_cast<size_t>(t) * d, w, s.xn.data() + static_cast<size_t>(t) * d, d, hp.norm_eps);
+  };
+  // gemma's post-norms: the sub-layer output (in xn) is normalized in place before the residual add.
+  auto post_norm = [&](const float* w, int rows) {
+    if (!w) return;
+    for (int t = 0; t < rows; ++t) {
+      float* r = s.xn.data() + static_cast<size_t>(t) * d;
+      kernels::rmsnorm(r, w, r, d, hp.norm_eps);
+    }
   };
 
   // Taps see each sequence's rows of a step together; the rows of one sequence are contiguous.
@@ -118,6 +136,9 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
 
   for (int l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = model_.layers[l];
+    const bool swa = hp.is_swa(l);
+    const Rope& rope = swa ? s.rope_swa : s.rope;
+    ashape.window = swa ? hp.n_swa : 0;
     norm_rows(L.attn_norm, n);
     {
       const kernels::WeightRef qkv[3] = {L.wq, L.wk, L.wv};
@@ -127,7 +148,14 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     add_bias(s.q.data(), L.bq, n, qd);
     add_bias(s.k.data(), L.bk, n, kvd);
     add_bias(s.v.data(), L.bv, n, kvd);
-    if (L.q_norm) {
+    if (L.q_norm && hp.qk_norm_full) {
+      for (int t = 0; t < n; ++t) {
+        float* qt = s.q.data() + static_cast<size_t>(t) * qd;
+        float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
+        kernels::rmsnorm(qt, L.q_norm, qt, qd, hp.norm_eps);
+        kernels::rmsnorm(kt, L.k_norm, kt, kvd, hp.norm_eps);
+      }
+    } else if (L.q_norm) {
       for (int t = 0; t < n; ++t) {
         float* qt = s.q.data() + static_cast<size_t>(t) * qd;
         float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
@@ -139,22 +167,33 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     for (int t = 0; t < n; ++t) {
       float* qt = s.q.data() + static_cast<size_t>(t) * qd;
       float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
-      s.rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
+      rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
       kv_.write(l, s.block[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
     }
     tap_kv(l, false);
     paged_attention(kv_, l, ashape, s.q.data(), s.att_seqs, s.att.data(), s.scores, pool);
     matmul(L.wo, s.att.data(), n, s.xn.data(), pool);
+    post_norm(L.attn_post_norm, n);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
 
     norm_rows(L.ffn_norm, n);
+    if (hp.is_moe()) {
+      moe_ffn(hp, L, s.xn.data(), n, s.moe_out.data(), s.moe, pool);
+      kernels::add_inplace(s.x.data(), s.moe_out.data(), static_cast<int64_t>(n) * d);
+      tap_hidden(l);
+      continue;
+    }
     {
       const kernels::WeightRef gu[2] = {L.w_gate, L.w_up};
       float* const outs[2] = {s.gate.data(), s.up.data()};
       kernels::matmul_multi(gu, outs, 2, s.xn.data(), n, pool);
     }
-    kernels::silu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
+    if (hp.ffn_gelu)
+      kernels::gelu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
+    else
+      kernels::silu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
     matmul(L.w_down, s.gate.data(), n, s.xn.data(), pool);
+    post_norm(L.ffn_post_norm, n);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
     tap_hidden(l);
   }
@@ -175,6 +214,7 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   if (!direct && s.logits.size() < rows * nv) s.logits.resize(rows * nv);
   float* dst = direct ? seqs[0].logits_out : s.logits.data();
   matmul(model_.output, s.xn.data(), rows, dst, pool);
+  if (hp.final_softcap > 0) kernels::softcap(dst, static_cast<int64_t>(rows) * hp.n_vocab, hp.final_softcap);
   if (direct) return;
   rows = 0;
   for (const BatchSeq& q : seqs) {

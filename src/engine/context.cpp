@@ -18,7 +18,7 @@ Context::Context(const Model& model, ContextParams p) : model_(model) {
   pool_ = std::make_unique<kernels::ThreadPool>(threads);
   const int bs = 16;
   kv_ = std::make_unique<PagedKVCache>(kv_config_for(hp, (n_ctx_ + bs - 1) / bs, 0, p.kv_type, bs));
-  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_);
+  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_, n_ctx_);
 }
 
 Context::~Context() { release_kv(); }
