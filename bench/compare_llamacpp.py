@@ -9,6 +9,7 @@ repetitions each, so that drift in a shared machine's speed hits both alike; eac
 ratio, and the table shows median rates, the median per-round ratio and the range of ratios.
 
 usage: bench/compare_llamacpp.py --kvscope build/release/kvscope [--threads 2] [--reps 3] [--rounds 5] [--types f32,q8_0]
+       bench/compare_llamacpp.py --models a.gguf,b.gguf ...   (existing files instead of the generated Llamas)
 """
 import argparse, json, os, subprocess, sys
 
@@ -39,13 +40,16 @@ def main():
     ap.add_argument("--tg", type=int, default=64)
     ap.add_argument("--types", default="f32,q8_0")
     ap.add_argument("--workdir", default="/tmp/kvscope-bench")
+    ap.add_argument("--models", default="", help="comma-separated GGUF files to compare instead of the generated ones")
     args = ap.parse_args()
     lb = args.llama_bench or run(["bash", os.path.join(here, "build_llama_bench.sh")]).strip().splitlines()[-1]
     os.makedirs(args.workdir, exist_ok=True)
     rows = []
-    for t in args.types.split(","):
-        model = os.path.join(args.workdir, f"llama-125m-{t}.gguf")
-        if not os.path.exists(model):
+    for t in (args.models or args.types).split(","):
+        model = t if args.models else os.path.join(args.workdir, f"llama-125m-{t}.gguf")
+        if args.models:
+            t = os.path.basename(t)
+        elif not os.path.exists(model):
             run([args.kvscope, "gen-model", "--arch", "llama", "--dim", "768", "--layers", "12", "--heads", "12",
                  "--kv-heads", "4", "--ffn", "2048", "--vocab", "32000", "--ctx", "2048", "--type", t, "--seed", "1",
                  "-o", model])
@@ -59,7 +63,8 @@ def main():
     med = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else 0.5 * (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2])
     print(f"\n{args.rounds} alternating rounds of {args.reps} repetitions; rates are medians over rounds, ratios the median "
           f"per-round ratio [min-max]")
-    print(f"\n| model (125M llama) | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | "
+    label = "model" if args.models else "model (125M llama)"
+    print(f"\n| {label} | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | "
           f"llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit |")
     print("|---|---|---|---|---|---|---|---|---|")
     for t, runs in rows:

@@ -17,9 +17,10 @@ struct ModelOpts {
   std::string path;
   int threads = 0, ctx = 0, batch = 512;
   std::string cache_type_k = "f32", cache_type_v = "f32", kv_layer_types;
+  bool swa_full = false;
   // --cache-type-k/-v and --kv-layer-types; InputError on bad names or maps.
   KVCacheTypes kv_types() const;
-  ContextParams context_params() const { return {ctx, threads, batch, kv_types()}; }
+  ContextParams context_params() const { return {ctx, threads, batch, kv_types(), swa_full}; }
 };
 void add_model_options(CLI::App* cmd, ModelOpts& o);
 

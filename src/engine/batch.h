@@ -41,13 +41,19 @@ struct BatchSeq {
   LogitsMode logits = LogitsMode::None;
   float* logits_out = nullptr;  // n_vocab floats (Last) or n_tokens * n_vocab (All)
   KVTap* tap = nullptr;         // optional observer of this sequence's K/V (and hidden states)
+  // With a separate sliding-window cache: this sequence's table in it (room for the same positions;
+  // blocks before the window may be released).
+  BlockTable* swa_table = nullptr;
 };
 
 class BatchedForward {
  public:
   // n_ctx_seq: the longest a sequence may grow (picks phi3's long or short rope factors, as llama.cpp
   // does from its per-sequence context); 0: the cache's capacity.
-  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq = 0);
+  // swa_kv: a cache holding only the sliding-window layers (kv then holds the others), so that their
+  // blocks can be released once out of the window; null: kv holds every layer.
+  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq = 0,
+                 PagedKVCache* swa_kv = nullptr);
   ~BatchedForward();
   // Throws InputError on out-of-range token ids or tables without room (nothing is written then).
   void run(const std::vector<BatchSeq>& seqs);
@@ -61,6 +67,8 @@ class BatchedForward {
   const Model& model_;
   PagedKVCache& kv_;
   kernels::ThreadPool& pool_;
+  PagedKVCache* swa_kv_ = nullptr;
+  std::vector<int> local_layer_;  // model layer -> its index in the cache that holds it
   std::unique_ptr<Scratch> s_;
 };
 
@@ -70,5 +78,8 @@ PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes = 
 // The same with K/V types per layer (--cache-type-k/-v, --kv-layer-types); InputError on a bad map.
 PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, const KVCacheTypes& types,
                             int block_size = 16);
+// The part of a config covering the model's sliding-window layers (swa) or the others, with its own
+// block count.
+PagedKVConfig kv_config_part(const HParams& hp, const PagedKVConfig& all, bool swa, int n_blocks);
 
 }  // namespace kvscope

@@ -36,6 +36,8 @@ struct BatchedForward::Scratch {
   std::vector<int> pos;        // per batch row: its position
   std::vector<BlockId> block;  // per batch row: its block
   std::vector<SeqAttention> att_seqs;
+  std::vector<BlockId> swa_block;  // the same in the sliding-window cache (when there is one)
+  std::vector<SeqAttention> swa_att_seqs;
 };
 
 PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, kernels::DType kv_type, int block_size) {
@@ -49,12 +51,38 @@ PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, k
   return c;
 }
 
-BatchedForward::BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq)
-    : model_(model), kv_(kv), pool_(pool),
+PagedKVConfig kv_config_part(const HParams& hp, const PagedKVConfig& all, bool swa, int n_blocks) {
+  PagedKVConfig c = all;
+  c.layer_types.clear();
+  c.kv_types.clear();
+  c.n_layer = 0;
+  c.n_blocks = n_blocks;
+  c.mem_bytes = 0;
+  for (int l = 0; l < hp.n_layer; ++l) {
+    if (hp.is_swa(l) != swa) continue;
+    ++c.n_layer;
+    if (!all.layer_types.empty()) c.layer_types.push_back(all.layer_types[l]);
+    if (!all.kv_types.empty()) c.kv_types.push_back(all.kv_types[l]);
+  }
+  return c;
+}
+
+BatchedForward::BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq,
+                               PagedKVCache* swa_kv)
+    : model_(model), kv_(kv), pool_(pool), swa_kv_(swa_kv),
       s_(std::make_unique<Scratch>(model.hparams(),
                                    model.rope_freqs_for(n_ctx_seq > 0 ? n_ctx_seq : kv.n_blocks() * kv.block_size()))) {
   const HParams& hp = model.hparams();
-  if (kv.n_layer() != hp.n_layer || kv.kv_dim() != hp.n_kv_dim()) throw InputError("KV cache shape does not fit the model");
+  int n_swa_layers = 0;
+  for (int l = 0; l < hp.n_layer; ++l) {
+    const bool in_swa = swa_kv && hp.is_swa(l);
+    local_layer_.push_back(in_swa ? n_swa_layers : l - n_swa_layers);
+    n_swa_layers += in_swa;
+  }
+  if (kv.n_layer() != hp.n_layer - n_swa_layers || kv.kv_dim() != hp.n_kv_dim() ||
+      (swa_kv && (swa_kv->n_layer() != n_swa_layers || swa_kv->kv_dim() != hp.n_kv_dim() ||
+                  swa_kv->block_size() != kv.block_size())))
+    throw InputError("KV cache shape does not fit the model");
 }
 
 BatchedForward::~BatchedForward() = default;
@@ -70,6 +98,8 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   for (const BatchSeq& q : seqs) {
     if (q.n_tokens <= 0 || q.pos0 < 0 || !q.table) throw InputError("batch: empty or malformed sequence");
     if (q.table->capacity(bs) < q.pos0 + q.n_tokens) throw LimitError("batch: block table has no room for the tokens");
+    if (swa_kv_ && (!q.swa_table || q.swa_table->capacity(bs) < q.pos0 + q.n_tokens))
+      throw LimitError("batch: sliding-window block table has no room for the tokens");
     for (int t = 0; t < q.n_tokens; ++t)
       if (q.tokens[t] < 0 || q.tokens[t] >= hp.n_vocab)
         throw InputError("token id " + std::to_string(q.tokens[t]) + " out of range (vocabulary has " +
@@ -81,13 +111,17 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   s.pos.resize(n);
   s.block.resize(n);
   s.att_seqs.clear();
+  s.swa_block.resize(n);
+  s.swa_att_seqs.clear();
   {
     int row = 0;
     for (const BatchSeq& q : seqs) {
       s.att_seqs.push_back({q.table->blocks().data(), q.table->n_blocks(), q.pos0, q.n_tokens, row});
+      if (swa_kv_) s.swa_att_seqs.push_back({q.swa_table->blocks().data(), q.swa_table->n_blocks(), q.pos0, q.n_tokens, row});
       for (int t = 0; t < q.n_tokens; ++t, ++row) {
         s.pos[row] = q.pos0 + t;
         s.block[row] = q.table->block_of(q.pos0 + t, bs);
+        if (swa_kv_) s.swa_block[row] = q.swa_table->block_of(q.pos0 + t, bs);
         const auto& e = model_.tok_embd;
         const uint8_t* src = static_cast<const uint8_t*>(e.data) + kernels::row_bytes(e.type, e.cols) * q.tokens[t];
         float* xr = s.x.data() + static_cast<size_t>(row) * d;
@@ -139,6 +173,10 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     const bool swa = hp.is_swa(l);
     const Rope& rope = swa ? s.rope_swa : s.rope;
     ashape.window = swa ? hp.n_swa : 0;
+    const bool split = swa && swa_kv_;  // this layer lives in the sliding-window cache
+    PagedKVCache& cache = split ? *swa_kv_ : kv_;
+    const int ll = local_layer_[l];
+    const std::vector<BlockId>& blocks = split ? s.swa_block : s.block;
     norm_rows(L.attn_norm, n);
     {
       const kernels::WeightRef qkv[3] = {L.wq, L.wk, L.wv};
@@ -168,10 +206,10 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
       float* qt = s.q.data() + static_cast<size_t>(t) * qd;
       float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
       rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
-      kv_.write(l, s.block[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
+      cache.write(ll, blocks[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
     }
     tap_kv(l, false);
-    paged_attention(kv_, l, ashape, s.q.data(), s.att_seqs, s.att.data(), s.scores, pool);
+    paged_attention(cache, ll, ashape, s.q.data(), split ? s.swa_att_seqs : s.att_seqs, s.att.data(), s.scores, pool);
     matmul(L.wo, s.att.data(), n, s.xn.data(), pool);
     post_norm(L.attn_post_norm, n);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
