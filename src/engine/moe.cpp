@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "kernels/kernels.h"
+#include "kernels/matmul_vecs.h"
 
 namespace kvscope {
 
@@ -49,12 +50,42 @@ void moe_ffn(const HParams& hp, const LayerWeights& L, const float* xn, int n, f
   for (int t = 0; t < n; ++t)
     for (int i = 0; i < k; ++i) s.by_expert[s.sel[static_cast<size_t>(t) * k + i]].push_back({t, s.weight[static_cast<size_t>(t) * k + i]});
   std::memset(y, 0, sizeof(float) * m * d);
+  // Experts with a single token (all of them when decoding one sequence): their gate/up products in
+  // one pass of the pool and their down products in another, instead of a pass per matrix.
+  s.single.clear();
+  for (int e = 0; e < E; ++e)
+    if (s.by_expert[e].size() == 1) s.single.push_back(e);
+  if (!s.single.empty()) {
+    const int ns = static_cast<int>(s.single.size());
+    const size_t need = static_cast<size_t>(ns) * std::max(ff, d);
+    if (s.gate.size() < need) s.gate.resize(need), s.up.resize(need), s.out.resize(need);
+    s.ws.clear(), s.xs.clear(), s.ys.clear();
+    for (int i = 0; i < ns; ++i) {
+      const int e = s.single[i];
+      const float* x = xn + static_cast<size_t>(s.by_expert[e][0].first) * d;
+      s.ws.push_back(L.gate_exps[e]), s.xs.push_back(x), s.ys.push_back(s.gate.data() + static_cast<size_t>(i) * ff);
+      s.ws.push_back(L.up_exps[e]), s.xs.push_back(x), s.ys.push_back(s.up.data() + static_cast<size_t>(i) * ff);
+    }
+    kernels::matmul_vecs(s.ws.data(), s.xs.data(), s.ys.data(), 2 * ns, pool);
+    kernels::silu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(ns) * ff);
+    s.ws.clear(), s.xs.clear(), s.ys.clear();
+    for (int i = 0; i < ns; ++i) {
+      s.ws.push_back(L.down_exps[s.single[i]]);
+      s.xs.push_back(s.gate.data() + static_cast<size_t>(i) * ff);
+      s.ys.push_back(s.out.data() + static_cast<size_t>(i) * d);
+    }
+    kernels::matmul_vecs(s.ws.data(), s.xs.data(), s.ys.data(), ns, pool);
+    for (int i = 0; i < ns; ++i) {
+      const auto& [t, w] = s.by_expert[s.single[i]][0];
+      kernels::axpy(w, s.out.data() + static_cast<size_t>(i) * d, y + static_cast<size_t>(t) * d, d);
+    }
+  }
   for (int e = 0; e < E; ++e) {
     const auto& toks = s.by_expert[e];
-    if (toks.empty()) continue;
+    if (toks.size() < 2) continue;
     const int me = static_cast<int>(toks.size());
-    const float* x = xn + static_cast<size_t>(toks[0].first) * d;
-    if (me > 1) {  // gather this expert's tokens so its matrices are streamed once for all of them
+    const float* x;
+    {  // gather this expert's tokens so its matrices are streamed once for all of them
       if (s.xg.size() < static_cast<size_t>(me) * d) s.xg.resize(static_cast<size_t>(me) * d);
       for (int i = 0; i < me; ++i)
         std::memcpy(s.xg.data() + static_cast<size_t>(i) * d, xn + static_cast<size_t>(toks[i].first) * d, sizeof(float) * d);

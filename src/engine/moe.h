@@ -14,6 +14,10 @@ struct MoeScratch {
   std::vector<int> sel;       // [n x k] chosen experts per token, most probable first
   std::vector<float> weight;  // [n x k] their mixing weights
   std::vector<std::vector<std::pair<int, float>>> by_expert;  // (token, weight) per expert
+  std::vector<int> single;  // experts with exactly one token this step
+  std::vector<kernels::WeightRef> ws;
+  std::vector<const float*> xs;
+  std::vector<float*> ys;
 };
 
 // Router: probabilities softmax(router . x) per token, the k most probable experts (ties to the lower

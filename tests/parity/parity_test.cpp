@@ -106,6 +106,13 @@ std::vector<Case> cases() {
   c.push_back({"qwen3moe_f32", moe("qwen3moe", 2), "", kTolF32});
   c.push_back({"mixtral_f32", moe("llama", 2), "", kTolF32});
   c.push_back({"olmoe_f32", moe("olmoe", 3), "", kTolF32});
+  // Expert tensors and gemma's matrices in a quantized type (K-quant cases come with the K-quant work).
+  auto moe_q8 = moe("qwen3moe", 2);
+  moe_q8.type = DType::Q8_0;
+  c.push_back({"qwen3moe_q8_0", moe_q8, "", kTolQuant});
+  auto g2q = g2;
+  g2q.type = DType::Q8_0;
+  c.push_back({"gemma2_q8_0", g2q, "", kTolQuant});
   c.push_back({"stories260K", {}, test::shared_model("stories260K.gguf"), kTolF32});
   return c;
 }
