@@ -102,6 +102,9 @@ void add_bench_command(CLI::App& app) {
         if (with_tap) {
           tap_bytes = tap.state_bytes();
           seq_kv_bytes = ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past());
+          if (const PagedKVCache* swa = ctx.swa_kv())  // sliding layers: only the blocks still held
+            seq_kv_bytes += swa->bytes_per_token() * static_cast<size_t>(swa->pool().n_blocks() - swa->pool().n_free()) *
+                            static_cast<size_t>(swa->block_size());
         }
       }
     }
@@ -138,7 +141,8 @@ void add_bench_command(CLI::App& app) {
     if (o->json) {
       nlohmann::json j = {{"model", model->path()}, {"threads", ctx.pool().size()}, {"n_prompt", o->pp},
                           {"n_gen", o->tg}, {"pp_tok_s", pp}, {"tg_tok_s", tg}, {"weight_gb_per_token", gb_per_tok},
-                          {"isa", kernels::isa_name(kernels::active_isa())}};
+                          {"isa", kernels::isa_name(kernels::active_isa())}, {"kv_bytes", ctx.kv_bytes()},
+                          {"n_ctx", ctx.n_ctx()}};
       if (o->tap) {
         j["tg_tok_s_tap"] = tg_tap;
         j["tap_slowdown"] = tap_overhead;
@@ -158,6 +162,8 @@ void add_bench_command(CLI::App& app) {
     } else {
       std::printf("model %s, %d threads, %s\n", model->path().c_str(), ctx.pool().size(),
                   kernels::isa_name(kernels::active_isa()));
+      std::printf("KV cache: %zu bytes for a context of %d%s\n", ctx.kv_bytes(), ctx.n_ctx(),
+                  ctx.swa_kv() ? " (sliding-window layers in their own cache, released as they leave the window)" : "");
       if (o->pp) std::printf("pp%d: %.1f tok/s\n", o->pp, pp);
       if (o->tg) std::printf("tg%d: %.1f tok/s (%.1f GB/s of weights)\n", o->tg, tg, tg * gb_per_tok);
       if (o->tap && o->tg)
