@@ -1,16 +1,9 @@
-// The batched forward pass: one step runs the new tokens of several sequences (decode tokens and
-// prefill chunks alike) through the decoder, with one kernels::matmul per weight matrix over all
-// of the step's tokens, so weights are read once per step. Positions, K/V writes and attention
-// are per sequence, through each sequence's block table. Context uses it with a single sequence.
+// One step's work for one sequence (BatchSeq) and the observer of what the forward pass computes
+// for it (KVTap). The pass itself is BatchedForward (engine/batched_forward.h).
 #pragma once
-#include <memory>
-#include <vector>
+#include <cstdint>
 
-#include "kernels/threadpool.h"
 #include "kvcache/block_table.h"
-#include "kvcache/kv_type_map.h"
-#include "kvcache/paged_kv_cache.h"
-#include "model/model.h"
 
 namespace kvscope {
 
@@ -45,41 +38,5 @@ struct BatchSeq {
   // blocks before the window may be released).
   BlockTable* swa_table = nullptr;
 };
-
-class BatchedForward {
- public:
-  // n_ctx_seq: the longest a sequence may grow (picks phi3's long or short rope factors, as llama.cpp
-  // does from its per-sequence context); 0: the cache's capacity.
-  // swa_kv: a cache holding only the sliding-window layers (kv then holds the others), so that their
-  // blocks can be released once out of the window; null: kv holds every layer.
-  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq = 0,
-                 PagedKVCache* swa_kv = nullptr);
-  ~BatchedForward();
-  // Throws InputError on out-of-range token ids or tables without room (nothing is written then).
-  void run(const std::vector<BatchSeq>& seqs);
-
-  const Model& model() const { return model_; }
-  PagedKVCache& kv() { return kv_; }
-  kernels::ThreadPool& pool() { return pool_; }
-
- private:
-  struct Scratch;
-  const Model& model_;
-  PagedKVCache& kv_;
-  kernels::ThreadPool& pool_;
-  PagedKVCache* swa_kv_ = nullptr;
-  std::vector<int> local_layer_;  // model layer -> its index in the cache that holds it
-  std::unique_ptr<Scratch> s_;
-};
-
-// The KV cache config that fits a model (element type per layer from kv_type: F32 or F16).
-PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes = 0,
-                            kernels::DType kv_type = kernels::DType::F32, int block_size = 16);
-// The same with K/V types per layer (--cache-type-k/-v, --kv-layer-types); InputError on a bad map.
-PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, const KVCacheTypes& types,
-                            int block_size = 16);
-// The part of a config covering the model's sliding-window layers (swa) or the others, with its own
-// block count.
-PagedKVConfig kv_config_part(const HParams& hp, const PagedKVConfig& all, bool swa, int n_blocks);
 
 }  // namespace kvscope
