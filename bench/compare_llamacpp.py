@@ -19,6 +19,7 @@ within tolerance.
 
 usage: bench/compare_llamacpp.py --quantize [--shapes 125m,1b] [--qtypes Q4_K_M,Q5_K_M,Q6_K,Q3_K_M,IQ4_XS,Q8_0]
                                  [--llama-bin-dir /work/scratch/llama.cpp/build/bin] [--no-parity]
+       bench/compare_llamacpp.py --models a.gguf,b.gguf ...   (existing files instead of the generated Llamas)
 """
 import argparse, json, os, subprocess, sys
 
@@ -66,6 +67,7 @@ def main():
     ap.add_argument("--llama-bin-dir", default="/work/scratch/llama.cpp/build/bin")
     ap.add_argument("--tests", default=os.path.join(here, "../build/release/kvscope_tests"))
     ap.add_argument("--no-parity", action="store_true")
+    ap.add_argument("--models", default="", help="comma-separated GGUF files to compare instead of the generated ones")
     args = ap.parse_args()
     bindir = args.llama_bin_dir
     if args.llama_bench:
@@ -86,6 +88,8 @@ def main():
                 if not os.path.exists(out):
                     run([quantize_bin, f16, out, q, str(args.threads)])
                 models.append((f"{shape} {q}", out))
+    elif args.models:
+        models = [(os.path.basename(m), m) for m in args.models.split(",")]
     else:
         for t in args.types.split(","):
             models.append((t, gen_model(args.kvscope, os.path.join(args.workdir, f"llama-125m-{t}.gguf"), "125m", t)))
@@ -107,7 +111,7 @@ def main():
     med = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else 0.5 * (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2])
     print(f"\n{args.rounds} alternating rounds of {args.reps} repetitions; rates are medians over rounds, ratios the median "
           f"per-round ratio [min-max]")
-    label = "model (llama-quantize)" if args.quantize else "model (125M llama)"
+    label = "model (llama-quantize)" if args.quantize else "model" if args.models else "model (125M llama)"
     print(f"\n| {label} | threads | kvscope pp{args.pp} | llama.cpp pp{args.pp} | ratio | kvscope tg{args.tg} | "
           f"llama.cpp tg{args.tg} | ratio | tg % of bandwidth limit | kvscope RSS (file + KV) |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -105,6 +105,9 @@ void add_bench_command(CLI::App& app) {
         if (with_tap) {
           tap_bytes = tap.state_bytes();
           seq_kv_bytes = ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past());
+          if (const PagedKVCache* swa = ctx.swa_kv())  // sliding layers: only the blocks still held
+            seq_kv_bytes += swa->bytes_per_token() * static_cast<size_t>(swa->pool().n_blocks() - swa->pool().n_free()) *
+                            static_cast<size_t>(swa->block_size());
         }
       }
     }
@@ -160,7 +163,8 @@ void add_bench_command(CLI::App& app) {
                           {"n_gen", o->tg}, {"pp_tok_s", pp}, {"tg_tok_s", tg}, {"weight_gb_per_token", gb_per_tok},
                           {"isa", kernels::isa_name(kernels::active_isa())}, {"rss_mb", rss_mb},
                           {"peak_rss_mb", peak_rss_mb}, {"file_mb", file_mb}, {"kv_mb", kv_mb},
-                          {"packed_mb", static_cast<double>(model->packed_bytes()) / (1024.0 * 1024.0)}};
+                          {"packed_mb", static_cast<double>(model->packed_bytes()) / (1024.0 * 1024.0)},
+                          {"kv_bytes", ctx.kv_bytes()}, {"n_ctx", ctx.n_ctx()}};
       if (o->tap) {
         j["tg_tok_s_tap"] = tg_tap;
         j["tap_slowdown"] = tap_overhead;
@@ -180,6 +184,8 @@ void add_bench_command(CLI::App& app) {
     } else {
       std::printf("model %s, %d threads, %s\n", model->path().c_str(), ctx.pool().size(),
                   kernels::isa_name(kernels::active_isa()));
+      std::printf("KV cache: %zu bytes for a context of %d%s\n", ctx.kv_bytes(), ctx.n_ctx(),
+                  ctx.swa_kv() ? " (sliding-window layers in their own cache, released as they leave the window)" : "");
       if (o->pp) std::printf("pp%d: %.1f tok/s\n", o->pp, pp);
       if (o->tg) std::printf("tg%d: %.1f tok/s (%.1f GB/s of weights)\n", o->tg, tg, tg * gb_per_tok);
       std::printf("resident %.0f MB (peak %.0f MB); file %.0f MB, KV cache %.0f MB, packed copies %.0f MB\n", rss_mb,

@@ -14,7 +14,7 @@ void add_gen_model_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto& s = o->spec;
-  cmd->add_option("--arch", s.arch, "llama | mistral | qwen2 | qwen3");
+  cmd->add_option("--arch", s.arch, "llama | mistral | qwen2 | qwen3 | gemma2 | gemma3 | phi3 | qwen2moe | qwen3moe | olmoe");
   cmd->add_option("--dim", s.dim, "Embedding size");
   cmd->add_option("--layers", s.layers, "Layers");
   cmd->add_option("--heads", s.heads, "Query heads");
@@ -29,8 +29,13 @@ void add_gen_model_command(CLI::App& app) {
                   "that are not a multiple of 256 fall back to a 32-element type, as llama-quantize does)");
   cmd->add_option("--seed", s.seed, "Seed");
   cmd->add_option("--rope-theta", s.rope_theta, "RoPE base");
-  cmd->add_option("--rope-scaling", s.rope_scaling, "none | linear | llama3");
+  cmd->add_option("--rope-scaling", s.rope_scaling, "none | linear | llama3 | longrope (phi3)");
   cmd->add_option("--rope-scale", s.rope_scale_factor, "RoPE scaling factor");
+  cmd->add_option("--experts", s.experts, "MoE: expert count (0: 8 for the MoE archs; llama/mistral > 0: Mixtral)");
+  cmd->add_option("--experts-used", s.experts_used, "MoE: experts per token (0: 2)");
+  cmd->add_option("--expert-ffn", s.expert_ffn, "MoE: one expert's feed-forward size (0: --ffn)");
+  cmd->add_option("--shared-ffn", s.shared_ffn, "qwen2moe: shared expert's feed-forward size (0: --ffn)");
+  cmd->add_option("--sliding-window", s.sliding_window, "gemma2/gemma3 attention window (0: 4096 / 512)");
   cmd->add_flag("--tied", s.tied_output, "Tie the output matrix to the token embedding");
   cmd->add_option("-o,--output", o->out, "Output path")->required();
   cmd->callback([o] {

@@ -13,6 +13,8 @@ void add_model_options(CLI::App* cmd, ModelOpts& o) {
   cmd->add_option("-t,--threads", o.threads, "Threads (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("-c,--ctx-size", o.ctx, "Context size (0: the model's)")->check(CLI::Range(0, 1 << 20));
   cmd->add_option("-b,--batch-size", o.batch, "Prompt tokens per forward pass")->check(CLI::Range(1, 4096));
+  cmd->add_flag("--swa-full", o.swa_full,
+                "Keep every position of sliding-window layers (gemma) instead of releasing blocks that left the window");
   const std::string types = std::string("KV cache element type: ") + kv_type_names();
   cmd->add_option("--cache-type-k", o.cache_type_k, types + " (K)")->capture_default_str();
   cmd->add_option("--cache-type-v", o.cache_type_v, types + " (V)")->capture_default_str();

@@ -11,7 +11,7 @@ void attention(const KVCache& kv, int layer, const AttentionShape& s, const floa
                float* out, float* scratch, kernels::ThreadPool& pool) {
   const int qdim = s.n_head * s.head_dim;
   const int group = s.n_head / s.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  const float scale = s.score_scale();
   const int64_t n_work = static_cast<int64_t>(n_tokens) * s.n_head;
   const int n_ctx = kv.n_ctx();
   pool.run([&](int ith, int nth) {
@@ -21,14 +21,15 @@ void attention(const KVCache& kv, int layer, const AttentionShape& s, const floa
       const int t = static_cast<int>(w / s.n_head);
       const int h = static_cast<int>(w % s.n_head);
       const int kvh = h / group;
-      const int n_pos = pos0 + t + 1;
+      const int n_pos = pos0 + t + 1, j0 = s.first_pos(pos0 + t);
       const float* qh = q + static_cast<size_t>(t) * qdim + static_cast<size_t>(h) * s.head_dim;
-      for (int j = 0; j < n_pos; ++j)
+      for (int j = j0; j < n_pos; ++j)
         scores[j] = kernels::dot_f32(qh, kv.k(layer, j) + kvh * s.head_dim, s.head_dim) * scale;
-      kernels::softmax_inplace(scores, n_pos);
+      if (s.softcap > 0) kernels::softcap(scores + j0, n_pos - j0, s.softcap);
+      kernels::softmax_inplace(scores + j0, n_pos - j0);
       float* oh = out + static_cast<size_t>(t) * qdim + static_cast<size_t>(h) * s.head_dim;
       std::memset(oh, 0, sizeof(float) * s.head_dim);
-      for (int j = 0; j < n_pos; ++j) kernels::axpy(scores[j], kv.v(layer, j) + kvh * s.head_dim, oh, s.head_dim);
+      for (int j = j0; j < n_pos; ++j) kernels::axpy(scores[j], kv.v(layer, j) + kvh * s.head_dim, oh, s.head_dim);
     }
   });
 }

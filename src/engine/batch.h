@@ -34,6 +34,9 @@ struct BatchSeq {
   LogitsMode logits = LogitsMode::None;
   float* logits_out = nullptr;  // n_vocab floats (Last) or n_tokens * n_vocab (All)
   KVTap* tap = nullptr;         // optional observer of this sequence's K/V (and hidden states)
+  // With a separate sliding-window cache: this sequence's table in it (room for the same positions;
+  // blocks before the window may be released).
+  BlockTable* swa_table = nullptr;
 };
 
 }  // namespace kvscope

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/batched_forward.h"
+#include "engine/moe.h"
 #include "engine/paged_attention.h"
 #include "engine/rope.h"
 #include "util/error.h"
@@ -13,7 +14,7 @@ namespace kvscope {
 using kernels::matmul;
 
 struct BatchedForward::Scratch {
-  Scratch(const HParams& hp, const float* freq_factors) : rope(hp, freq_factors) {}
+  Scratch(const HParams& hp, const float* freq_factors) : rope(hp, freq_factors), rope_swa(hp, freq_factors, true) {}
   void reserve(const HParams& hp, int n) {
     if (n <= cap) return;
     cap = n;
@@ -26,13 +27,17 @@ struct BatchedForward::Scratch {
     att.resize(m * hp.n_q_dim());
     gate.resize(m * hp.n_ff);
     up.resize(m * hp.n_ff);
+    if (hp.is_moe()) moe_out.resize(m * hp.n_embd);
   }
-  Rope rope;
+  Rope rope, rope_swa;  // global layers; sliding-window layers (gemma's own base and scale)
   int cap = 0;
-  std::vector<float> x, xn, q, k, v, att, gate, up, scores, logits;
+  std::vector<float> x, xn, q, k, v, att, gate, up, scores, logits, moe_out;
+  MoeScratch moe;
   std::vector<int> pos;        // per batch row: its position
   std::vector<BlockId> block;  // per batch row: its block
   std::vector<SeqAttention> att_seqs;
+  std::vector<BlockId> swa_block;  // the same in the sliding-window cache (when there is one)
+  std::vector<SeqAttention> swa_att_seqs;
 };
 
 PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, kernels::DType kv_type, int block_size) {
@@ -46,10 +51,38 @@ PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, k
   return c;
 }
 
-BatchedForward::BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool)
-    : model_(model), kv_(kv), pool_(pool), s_(std::make_unique<Scratch>(model.hparams(), model.rope_freqs)) {
+PagedKVConfig kv_config_part(const HParams& hp, const PagedKVConfig& all, bool swa, int n_blocks) {
+  PagedKVConfig c = all;
+  c.layer_types.clear();
+  c.kv_types.clear();
+  c.n_layer = 0;
+  c.n_blocks = n_blocks;
+  c.mem_bytes = 0;
+  for (int l = 0; l < hp.n_layer; ++l) {
+    if (hp.is_swa(l) != swa) continue;
+    ++c.n_layer;
+    if (!all.layer_types.empty()) c.layer_types.push_back(all.layer_types[l]);
+    if (!all.kv_types.empty()) c.kv_types.push_back(all.kv_types[l]);
+  }
+  return c;
+}
+
+BatchedForward::BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq,
+                               PagedKVCache* swa_kv)
+    : model_(model), kv_(kv), pool_(pool), swa_kv_(swa_kv),
+      s_(std::make_unique<Scratch>(model.hparams(),
+                                   model.rope_freqs_for(n_ctx_seq > 0 ? n_ctx_seq : kv.n_blocks() * kv.block_size()))) {
   const HParams& hp = model.hparams();
-  if (kv.n_layer() != hp.n_layer || kv.kv_dim() != hp.n_kv_dim()) throw InputError("KV cache shape does not fit the model");
+  int n_swa_layers = 0;
+  for (int l = 0; l < hp.n_layer; ++l) {
+    const bool in_swa = swa_kv && hp.is_swa(l);
+    local_layer_.push_back(in_swa ? n_swa_layers : l - n_swa_layers);
+    n_swa_layers += in_swa;
+  }
+  if (kv.n_layer() != hp.n_layer - n_swa_layers || kv.kv_dim() != hp.n_kv_dim() ||
+      (swa_kv && (swa_kv->n_layer() != n_swa_layers || swa_kv->kv_dim() != hp.n_kv_dim() ||
+                  swa_kv->block_size() != kv.block_size())))
+    throw InputError("KV cache shape does not fit the model");
 }
 
 BatchedForward::~BatchedForward() = default;
@@ -65,6 +98,8 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   for (const BatchSeq& q : seqs) {
     if (q.n_tokens <= 0 || q.pos0 < 0 || !q.table) throw InputError("batch: empty or malformed sequence");
     if (q.table->capacity(bs) < q.pos0 + q.n_tokens) throw LimitError("batch: block table has no room for the tokens");
+    if (swa_kv_ && (!q.swa_table || q.swa_table->capacity(bs) < q.pos0 + q.n_tokens))
+      throw LimitError("batch: sliding-window block table has no room for the tokens");
     for (int t = 0; t < q.n_tokens; ++t)
       if (q.tokens[t] < 0 || q.tokens[t] >= hp.n_vocab)
         throw InputError("token id " + std::to_string(q.tokens[t]) + " out of range (vocabulary has " +
@@ -76,20 +111,29 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   s.pos.resize(n);
   s.block.resize(n);
   s.att_seqs.clear();
+  s.swa_block.resize(n);
+  s.swa_att_seqs.clear();
   {
     int row = 0;
     for (const BatchSeq& q : seqs) {
       s.att_seqs.push_back({q.table->blocks().data(), q.table->n_blocks(), q.pos0, q.n_tokens, row});
+      if (swa_kv_) s.swa_att_seqs.push_back({q.swa_table->blocks().data(), q.swa_table->n_blocks(), q.pos0, q.n_tokens, row});
       for (int t = 0; t < q.n_tokens; ++t, ++row) {
         s.pos[row] = q.pos0 + t;
         s.block[row] = q.table->block_of(q.pos0 + t, bs);
+        if (swa_kv_) s.swa_block[row] = q.swa_table->block_of(q.pos0 + t, bs);
         const auto& e = model_.tok_embd;
         const uint8_t* src = static_cast<const uint8_t*>(e.data) + kernels::row_bytes(e.type, e.cols) * q.tokens[t];
-        kernels::dequantize_row(e.type, src, s.x.data() + static_cast<size_t>(row) * d, d);
+        float* xr = s.x.data() + static_cast<size_t>(row) * d;
+        kernels::dequantize_row(e.type, src, xr, d);
+        if (hp.embd_scale > 0)
+          for (int i = 0; i < d; ++i) xr[i] *= hp.embd_scale;
       }
     }
   }
-  const AttentionShape ashape{hp.n_head, hp.n_head_kv, hp.head_dim};
+  AttentionShape ashape{hp.n_head, hp.n_head_kv, hp.head_dim};
+  ashape.scale = hp.attn_scale;
+  ashape.softcap = hp.attn_softcap;
   auto add_bias = [](float* y, const float* b, int rows, int dim) {
     if (!b) return;
     for (int r = 0; r < rows; ++r) kernels::add_inplace(y + static_cast<size_t>(r) * dim, b, dim);
@@ -97,6 +141,14 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   auto norm_rows = [&](const float* w, int rows) {
     for (int t = 0; t < rows; ++t)
       kernels::rmsnorm(s.x.data() + static_cast<size_t>(t) * d, w, s.xn.data() + static_cast<size_t>(t) * d, d, hp.norm_eps);
+  };
+  // gemma's post-norms: the sub-layer output (in xn) is normalized in place before the residual add.
+  auto post_norm = [&](const float* w, int rows) {
+    if (!w) return;
+    for (int t = 0; t < rows; ++t) {
+      float* r = s.xn.data() + static_cast<size_t>(t) * d;
+      kernels::rmsnorm(r, w, r, d, hp.norm_eps);
+    }
   };
 
   // Taps see each sequence's rows of a step together; the rows of one sequence are contiguous.
@@ -118,6 +170,13 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
 
   for (int l = 0; l < hp.n_layer; ++l) {
     const LayerWeights& L = model_.layers[l];
+    const bool swa = hp.is_swa(l);
+    const Rope& rope = swa ? s.rope_swa : s.rope;
+    ashape.window = swa ? hp.n_swa : 0;
+    const bool split = swa && swa_kv_;  // this layer lives in the sliding-window cache
+    PagedKVCache& cache = split ? *swa_kv_ : kv_;
+    const int ll = local_layer_[l];
+    const std::vector<BlockId>& blocks = split ? s.swa_block : s.block;
     norm_rows(L.attn_norm, n);
     {
       const kernels::WeightRef qkv[3] = {L.wq, L.wk, L.wv};
@@ -127,7 +186,14 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     add_bias(s.q.data(), L.bq, n, qd);
     add_bias(s.k.data(), L.bk, n, kvd);
     add_bias(s.v.data(), L.bv, n, kvd);
-    if (L.q_norm) {
+    if (L.q_norm && hp.qk_norm_full) {
+      for (int t = 0; t < n; ++t) {
+        float* qt = s.q.data() + static_cast<size_t>(t) * qd;
+        float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
+        kernels::rmsnorm(qt, L.q_norm, qt, qd, hp.norm_eps);
+        kernels::rmsnorm(kt, L.k_norm, kt, kvd, hp.norm_eps);
+      }
+    } else if (L.q_norm) {
       for (int t = 0; t < n; ++t) {
         float* qt = s.q.data() + static_cast<size_t>(t) * qd;
         float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
@@ -139,22 +205,33 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
     for (int t = 0; t < n; ++t) {
       float* qt = s.q.data() + static_cast<size_t>(t) * qd;
       float* kt = s.k.data() + static_cast<size_t>(t) * kvd;
-      s.rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
-      kv_.write(l, s.block[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
+      rope.apply(qt, hp.n_head, kt, hp.n_head_kv, s.pos[t]);
+      cache.write(ll, blocks[t], s.pos[t] % bs, kt, s.v.data() + static_cast<size_t>(t) * kvd);
     }
     tap_kv(l, false);
-    paged_attention(kv_, l, ashape, s.q.data(), s.att_seqs, s.att.data(), s.scores, pool);
+    paged_attention(cache, ll, ashape, s.q.data(), split ? s.swa_att_seqs : s.att_seqs, s.att.data(), s.scores, pool);
     matmul(L.wo, s.att.data(), n, s.xn.data(), pool);
+    post_norm(L.attn_post_norm, n);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
 
     norm_rows(L.ffn_norm, n);
+    if (hp.is_moe()) {
+      moe_ffn(hp, L, s.xn.data(), n, s.moe_out.data(), s.moe, pool);
+      kernels::add_inplace(s.x.data(), s.moe_out.data(), static_cast<int64_t>(n) * d);
+      tap_hidden(l);
+      continue;
+    }
     {
       const kernels::WeightRef gu[2] = {L.w_gate, L.w_up};
       float* const outs[2] = {s.gate.data(), s.up.data()};
       kernels::matmul_multi(gu, outs, 2, s.xn.data(), n, pool);
     }
-    kernels::silu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
+    if (hp.ffn_gelu)
+      kernels::gelu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
+    else
+      kernels::silu_mul(s.gate.data(), s.up.data(), s.gate.data(), static_cast<int64_t>(n) * ff);
     matmul(L.w_down, s.gate.data(), n, s.xn.data(), pool);
+    post_norm(L.ffn_post_norm, n);
     kernels::add_inplace(s.x.data(), s.xn.data(), static_cast<int64_t>(n) * d);
     tap_hidden(l);
   }
@@ -175,6 +252,7 @@ void BatchedForward::run(const std::vector<BatchSeq>& seqs) {
   if (!direct && s.logits.size() < rows * nv) s.logits.resize(rows * nv);
   float* dst = direct ? seqs[0].logits_out : s.logits.data();
   matmul(model_.output, s.xn.data(), rows, dst, pool);
+  if (hp.final_softcap > 0) kernels::softcap(dst, static_cast<int64_t>(rows) * hp.n_vocab, hp.final_softcap);
   if (direct) return;
   rows = 0;
   for (const BatchSeq& q : seqs) {

@@ -16,7 +16,12 @@ namespace kvscope {
 
 class BatchedForward {
  public:
-  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool);
+  // n_ctx_seq: the longest a sequence may grow (picks phi3's long or short rope factors, as llama.cpp
+  // does from its per-sequence context); 0: the cache's capacity.
+  // swa_kv: a cache holding only the sliding-window layers (kv then holds the others), so that their
+  // blocks can be released once out of the window; null: kv holds every layer.
+  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool, int n_ctx_seq = 0,
+                 PagedKVCache* swa_kv = nullptr);
   ~BatchedForward();
   // Throws InputError on out-of-range token ids or tables without room (nothing is written then).
   void run(const std::vector<BatchSeq>& seqs);
@@ -30,6 +35,8 @@ class BatchedForward {
   const Model& model_;
   PagedKVCache& kv_;
   kernels::ThreadPool& pool_;
+  PagedKVCache* swa_kv_ = nullptr;
+  std::vector<int> local_layer_;  // model layer -> its index in the cache that holds it
   std::unique_ptr<Scratch> s_;
 };
 

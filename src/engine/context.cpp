@@ -17,16 +17,40 @@ Context::Context(const Model& model, ContextParams p) : model_(model) {
   int threads = p.n_threads > 0 ? p.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<kernels::ThreadPool>(threads);
   const int bs = 16;
-  kv_ = std::make_unique<PagedKVCache>(kv_config_for(hp, (n_ctx_ + bs - 1) / bs, 0, p.kv_type, bs));
-  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_);
+  const int n_blocks = (n_ctx_ + bs - 1) / bs;
+  const PagedKVConfig all = kv_config_for(hp, n_blocks, 0, p.kv_type, bs);
+  int n_swa_layers = 0;
+  for (int l = 0; l < hp.n_layer; ++l) n_swa_layers += hp.is_swa(l);
+  // The window plus a batch, rounded out to whole blocks on both ends.
+  const int swa_blocks = (hp.n_swa + n_batch_ + bs - 1) / bs + 2;
+  if (!p.swa_full && n_swa_layers > 0 && n_swa_layers < hp.n_layer && swa_blocks < n_blocks) {
+    kv_ = std::make_unique<PagedKVCache>(kv_config_part(hp, all, false, n_blocks));
+    swa_kv_ = std::make_unique<PagedKVCache>(kv_config_part(hp, all, true, swa_blocks));
+  } else {
+    kv_ = std::make_unique<PagedKVCache>(all);
+  }
+  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_, n_ctx_, swa_kv_.get());
 }
 
 Context::~Context() { release_kv(); }
 
-void Context::release_kv() { table_.release_all(kv_->pool()); }
+void Context::release_kv() {
+  table_.release_all(kv_->pool());
+  if (swa_kv_) swa_table_.release_all(swa_kv_->pool());
+}
+
+size_t Context::kv_bytes() const { return kv_->bytes() + (swa_kv_ ? swa_kv_->bytes() : 0); }
 
 void Context::truncate(int n) {
   if (n < 0 || n > n_past_) throw InputError("truncate: position out of range");
+  if (swa_kv_) {
+    // Going back to n needs the window before n, which may have been released.
+    const int need = std::max(0, n - model_.hparams().n_swa + 1);
+    if (n > 0 && need < swa_table_.n_released() * swa_kv_->block_size())
+      throw LimitError("cannot go back to position " + std::to_string(n) +
+                       ": its sliding-window KV was released (keep it with --swa-full)");
+    swa_table_.truncate(swa_kv_->pool(), n, swa_kv_->block_size());
+  }
   table_.truncate(kv_->pool(), n, kv_->block_size());
   n_past_ = n;
 }
@@ -56,8 +80,10 @@ const std::vector<float>& Context::eval(const std::vector<int32_t>& tokens, bool
 void Context::forward_chunk(const int32_t* tokens, int n, bool all_logits, float* logits_out) {
   // The pool is sized for n_ctx tokens and owned by this one table, so this cannot run out.
   if (!table_.prepare(*kv_, n_past_, n_past_ + n)) throw LimitError("KV cache full");
+  if (swa_kv_ && !swa_table_.prepare(*swa_kv_, n_past_, n_past_ + n)) throw LimitError("sliding-window KV cache full");
   BatchSeq q;
   q.table = &table_;
+  q.swa_table = swa_kv_ ? &swa_table_ : nullptr;
   q.tokens = tokens;
   q.n_tokens = n;
   q.pos0 = n_past_;
@@ -66,6 +92,11 @@ void Context::forward_chunk(const int32_t* tokens, int n, bool all_logits, float
   q.tap = tap_;
   fwd_->run({q});
   n_past_ += n;
+  if (swa_kv_) {
+    // The next token (position n_past) sees [n_past - n_swa + 1, n_past]: blocks wholly before that go.
+    const int first = n_past_ - model_.hparams().n_swa + 1;
+    if (first > 0) swa_table_.release_front(swa_kv_->pool(), first / swa_kv_->block_size());
+  }
 }
 
 }  // namespace kvscope

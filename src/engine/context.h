@@ -20,6 +20,10 @@ struct ContextParams {
   int n_threads = 0;    // 0: hardware concurrency
   int n_batch = 512;    // prompt tokens per forward pass (chunked prefill)
   KVCacheTypes kv_type = {};  // K/V element types per layer (default F32)
+  // Keep every position of the sliding-window layers (llama.cpp's --swa-full). Otherwise a model
+  // with both sliding and global layers keeps the sliding layers in their own cache, sized for the
+  // window plus one batch, and releases their blocks as they leave the window.
+  bool swa_full = false;
 };
 
 class BatchedForward;
@@ -50,6 +54,10 @@ class Context {
   // The cache and this sequence's block table (read access, e.g. recomputing signals from stored K/V).
   const PagedKVCache& kv() const { return *kv_; }
   const BlockTable& table() const { return table_; }
+  // The sliding-window layers' cache when they have their own (null: kv() holds every layer), and
+  // the bytes of both caches' storage.
+  const PagedKVCache* swa_kv() const { return swa_kv_.get(); }
+  size_t kv_bytes() const;
 
  private:
   void forward_chunk(const int32_t* tokens, int n, bool all_logits, float* logits_out);
@@ -62,6 +70,8 @@ class Context {
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<PagedKVCache> kv_;  // sized for n_ctx; blocks are taken as positions fill
   BlockTable table_;
+  std::unique_ptr<PagedKVCache> swa_kv_;
+  BlockTable swa_table_;
   std::unique_ptr<BatchedForward> fwd_;
   std::vector<float> logits_;
   KVTap* tap_ = nullptr;

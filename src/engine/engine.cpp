@@ -39,10 +39,10 @@ Engine::Engine(const Model& model, EngineParams p) : model_(model), p_(p) {
   const int threads = p_.n_threads > 0 ? p_.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<kernels::ThreadPool>(threads);
   kv_ = std::make_unique<PagedKVCache>(kv_config_for(hp, p_.n_blocks, p_.kv_mem_bytes, p_.kv_type, p_.block_size));
-  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_);
   // A sequence may grow to the context or to the whole pool, whichever is smaller, so a lone
   // sequence always fits and preemption always makes progress.
   limit_ = std::min(p_.n_ctx > 0 ? p_.n_ctx : hp.n_ctx_train, kv_->n_blocks() * kv_->block_size());
+  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_, limit_);
   stats_.block_size = kv_->block_size();
   stats_.kv_bytes = kv_->bytes();
   stats_.bytes_per_token = kv_->bytes_per_token();

@@ -15,5 +15,8 @@ PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes = 
 // The same with K/V types per layer (--cache-type-k/-v, --kv-layer-types); InputError on a bad map.
 PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, const KVCacheTypes& types,
                             int block_size = 16);
+// The part of a config covering the model's sliding-window layers (swa) or the others, with its own
+// block count.
+PagedKVConfig kv_config_part(const HParams& hp, const PagedKVConfig& all, bool swa, int n_blocks);
 
 }  // namespace kvscope

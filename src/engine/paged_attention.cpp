@@ -15,6 +15,7 @@ struct Ops {
   float (*dot)(const float*, const float*, int64_t);
   void (*axpy)(float, const float*, float*, int64_t);
   void (*softmax)(float*, int64_t);
+  void (*softcap)(float*, int64_t, float);
   // Quantized blocks are read in place by these, each row decoded once for the GQA group.
   void (*kdot)(const KVBlockRef&, int, int, int, const float*, int, float, float*, size_t);
   void (*vaxpy)(const KVBlockRef&, int, int, int, const float*, size_t, int, float*);
@@ -44,12 +45,15 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
                 int t, int kvh, float* out, float* scores, int max_pos, const Ops& ops) {
   const int qdim = s.n_head * s.head_dim, hd = s.head_dim;
   const int group = s.n_head / s.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = s.score_scale();
   const int bs = kv.block_size();
   const int n_pos = sq.pos0 + t + 1;
+  // A sliding window starts the walk at the block holding its first position (earlier blocks may
+  // already be released); the positions before it in that block are masked out of the softmax.
+  const int lo = s.first_pos(n_pos - 1), j0 = lo / bs * bs;
   const float* qrow = q + static_cast<size_t>(sq.row0 + t) * qdim + static_cast<size_t>(kvh) * group * hd;
   float* orow = out + static_cast<size_t>(sq.row0 + t) * qdim + static_cast<size_t>(kvh) * group * hd;
-  for (int j = 0; j < n_pos; j += bs) {
+  for (int j = j0; j < n_pos; j += bs) {
     const int n = std::min(bs, n_pos - j);
     const BlockId b = sq.blocks[j / bs];
     if (!via_f32(kv, layer, true, b)) {
@@ -67,10 +71,13 @@ void attend_one(const PagedKVCache& kv, int layer, const AttentionShape& s, cons
         scores[static_cast<size_t>(g) * max_pos + j + i] = ops.dot(qrow + g * hd, k + static_cast<size_t>(i) * stride, hd) * scale;
   }
   for (int g = 0; g < group; ++g) {
-    ops.softmax(scores + static_cast<size_t>(g) * max_pos, n_pos);
+    float* sg = scores + static_cast<size_t>(g) * max_pos;
+    if (s.softcap > 0) ops.softcap(sg + j0, n_pos - j0, s.softcap);
+    for (int j = j0; j < lo; ++j) sg[j] = -INFINITY;
+    ops.softmax(sg + j0, n_pos - j0);
     std::memset(orow + g * hd, 0, sizeof(float) * hd);
   }
-  for (int j = 0; j < n_pos; j += bs) {
+  for (int j = j0; j < n_pos; j += bs) {
     const int n = std::min(bs, n_pos - j);
     const BlockId b = sq.blocks[j / bs];
     if (!via_f32(kv, layer, false, b)) {
@@ -115,7 +122,7 @@ void paged_attention(const PagedKVCache& kv, int layer, const AttentionShape& s,
   // The block-wise F32 loops exist for AVX-512; elsewhere the per-position ops (AVX2) are faster
   // than their scalar versions.
   const bool avx512 = kernels::active_isa() == kernels::Isa::AVX512;
-  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kv_dot_group, kv_axpy_group,
+  const Ops ops{kernels::dot_f32, kernels::axpy, kernels::softmax_inplace, kernels::softcap, kv_dot_group, kv_axpy_group,
                 avx512 ? attn::avx512::block_scores : nullptr, avx512 ? attn::avx512::block_weighted_sum : nullptr};
   pool.run([&](int ith, int nth) {
     float* scores = scratch.data() + per_thread * ith;
@@ -131,7 +138,8 @@ void paged_attention_ref(const PagedKVCache& kv, int layer, const AttentionShape
   const int group = s.n_head / s.n_head_kv;
   const int max_pos = max_positions(seqs);
   std::vector<float> scores(static_cast<size_t>(group) * max_pos);
-  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace, kv_ref::kv_dot_group,
+  const Ops ops{kernels::ref::dot_f32, kernels::ref::axpy, kernels::ref::softmax_inplace, kernels::ref::softcap,
+                kv_ref::kv_dot_group,
                 kv_ref::kv_axpy_group};
   for (const auto& sq : seqs)
     for (int t = 0; t < sq.n_tokens; ++t)

@@ -4,10 +4,12 @@
 
 namespace kvscope {
 
-Rope::Rope(const HParams& hp, const float* freq_factors)
+Rope::Rope(const HParams& hp, const float* freq_factors, bool sliding)
     : head_dim_(hp.head_dim), rope_dim_(hp.rope_dim), neox_(hp.rope_neox),
-      linear_scale_(hp.rope_scaling == RopeScaling::Linear ? 1.0f / hp.rope_scale_factor : 1.0f) {
-  theta_scale_ = std::pow(hp.rope_theta, -2.0f / static_cast<float>(rope_dim_));
+      linear_scale_(sliding ? 1.0f / hp.rope_scale_swa
+                            : hp.rope_scaling == RopeScaling::Linear ? 1.0f / hp.rope_scale_factor : 1.0f),
+      mscale_(hp.rope_attn_factor) {
+  theta_scale_ = std::pow(sliding ? hp.rope_theta_swa : hp.rope_theta, -2.0f / static_cast<float>(rope_dim_));
   freq_factors_.assign(rope_dim_ / 2, 1.0f);
   if (freq_factors) freq_factors_.assign(freq_factors, freq_factors + rope_dim_ / 2);
 }
@@ -18,8 +20,8 @@ void Rope::angles(int pos, float* c, float* s) const {
   float theta = static_cast<float>(pos) * linear_scale_;
   for (int i = 0; i < rope_dim_ / 2; ++i) {
     const float t = theta / freq_factors_[i];
-    c[i] = std::cos(t);
-    s[i] = std::sin(t);
+    c[i] = std::cos(t) * mscale_;
+    s[i] = std::sin(t) * mscale_;
     theta *= theta_scale_;
   }
 }

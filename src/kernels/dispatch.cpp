@@ -74,6 +74,10 @@ void softmax_inplace(float* x, int64_t n) { KVSCOPE_DISPATCH(softmax_inplace(x, 
 void silu_mul(const float* gate, const float* up, float* y, int64_t n) {
   KVSCOPE_DISPATCH(silu_mul(gate, up, y, n))
 }
+void gelu_mul(const float* gate, const float* up, float* y, int64_t n) {
+  KVSCOPE_DISPATCH(gelu_mul(gate, up, y, n))
+}
+void softcap(float* x, int64_t n, float cap) { KVSCOPE_DISPATCH(softcap(x, n, cap)) }
 void add_inplace(float* y, const float* x, int64_t n) { KVSCOPE_DISPATCH(add_inplace(y, x, n)) }
 float dot_f32(const float* a, const float* b, int64_t n) { KVSCOPE_DISPATCH(dot_f32(a, b, n)) }
 void axpy(float a, const float* x, float* y, int64_t n) { KVSCOPE_DISPATCH(axpy(a, x, y, n)) }

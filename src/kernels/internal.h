@@ -100,6 +100,8 @@ void matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
   void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);   \
   void softmax_inplace(float* x, int64_t n);                                           \
   void silu_mul(const float* gate, const float* up, float* y, int64_t n);              \
+  void gelu_mul(const float* gate, const float* up, float* y, int64_t n);              \
+  void softcap(float* x, int64_t n, float cap);                                        \
   void add_inplace(float* y, const float* x, int64_t n);                               \
   float dot_f32(const float* a, const float* b, int64_t n);                            \
   void axpy(float a, const float* x, float* y, int64_t n);                             \

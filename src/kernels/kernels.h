@@ -71,6 +71,11 @@ void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax_inplace(float* x, int64_t n);
 void silu_mul(const float* gate, const float* up, float* y, int64_t n);  // y = silu(gate) * up
+// y = gelu(gate) * up with GELU's tanh approximation (Gemma's GeGLU). As GGML's CPU backend does,
+// gate is rounded to fp16 before GELU and GELU's result to fp16 after it (|gate| < 10), so the
+// activations match llama.cpp's to the bit; the rounding is far below the model's own noise.
+void gelu_mul(const float* gate, const float* up, float* y, int64_t n);
+void softcap(float* x, int64_t n, float cap);  // x = cap * tanh(x / cap) (Gemma 2's logit soft-capping)
 void add_inplace(float* y, const float* x, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 void axpy(float a, const float* x, float* y, int64_t n);  // y += a * x
@@ -80,6 +85,8 @@ void matmul(const WeightRef& w, const float* x, int64_t M, float* y);  // single
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void softmax_inplace(float* x, int64_t n);
 void silu_mul(const float* gate, const float* up, float* y, int64_t n);
+void gelu_mul(const float* gate, const float* up, float* y, int64_t n);
+void softcap(float* x, int64_t n, float cap);
 void add_inplace(float* y, const float* x, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 void axpy(float a, const float* x, float* y, int64_t n);

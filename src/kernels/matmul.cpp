@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "kernels/legacy_quant.h"
 #include "kernels/kquant.h"
+#include "kernels/matmul_vecs.h"
 #include "util/error.h"
 
 namespace kvscope::kernels {
@@ -235,6 +236,46 @@ void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float
   detail::prepare(a[0], x, detail::conv_for(isa), isa != Isa::Scalar, &pool);
   for (int i = 1; i < n_mats; ++i) a[i].x = a[0].x;
   const detail::RowsFn fn = detail::rows_for(isa, ws[0].type);
+  pool.run([&](int ith, int nt) {
+    for (int i = 0; i < n_mats; ++i) {
+      const int64_t N = ws[i].rows, units = (N + 15) / 16;
+      const int64_t b = std::min(N, units * ith / nt * 16);
+      const int64_t e = std::min(N, units * (ith + 1) / nt * 16);
+      if (b < e) fn(a[i], b, e);
+    }
+  });
+}
+
+void matmul_vecs(const WeightRef* ws, const float* const* xs, float* const* ys, int n_mats, ThreadPool& pool) {
+  if (n_mats <= 0) return;
+  bool same = true;
+  for (int i = 1; i < n_mats; ++i) same &= ws[i].type == ws[0].type && ws[i].cols == ws[0].cols;
+  const DType at = activation_type(ws[0].type);
+  const bool known = at == DType::F32 || at == DType::F16 || at == DType::BF16 || at == DType::Q8_0;
+  if (!same || !known || pool.size() == 1 || ws[0].cols == 0) {
+    for (int i = 0; i < n_mats; ++i) matmul(ws[i], xs[i], 1, ys[i], pool);
+    return;
+  }
+  // The inputs as the rows of one matrix, converted once; matrix i reads row i of the result.
+  const int64_t K = ws[0].cols;
+  thread_local std::vector<float> stacked;
+  stacked.resize(static_cast<size_t>(n_mats) * K);
+  for (int i = 0; i < n_mats; ++i) std::memcpy(stacked.data() + i * K, xs[i], sizeof(float) * K);
+  const Isa isa = active_isa();
+  detail::MatArgs all = detail::make_args(ws[0], n_mats, nullptr);
+  detail::prepare(all, stacked.data(), detail::conv_for(isa), &pool);
+  std::vector<detail::MatArgs> a(n_mats);
+  for (int i = 0; i < n_mats; ++i) {
+    a[i] = detail::make_args(ws[i], 1, ys[i]);
+    a[i].x = all.x;
+    if (all.x.f) a[i].x.f = all.x.f + i * all.x.ldf;
+    if (all.x.q) {
+      a[i].x.q = all.x.q + i * all.x.ldq;
+      a[i].x.d = all.x.d + i * all.x.nb;
+      a[i].x.s = all.x.s + i * all.x.nb;
+    }
+  }
+  const detail::RowsFn fn = detail::rows_for(isa);
   pool.run([&](int ith, int nt) {
     for (int i = 0; i < n_mats; ++i) {
       const int64_t N = ws[i].rows, units = (N + 15) / 16;

@@ -40,7 +40,60 @@ inline __m256 exp8(__m256 x) {
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_andnot_ps(under, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
+
+// tanh(x): odd polynomial (Cephes tanhf) below |x| = 0.625, where 1 - 2/(e^2x + 1) would lose
+// digits to cancellation; that form above it (saturates to +-1 through exp8's clamp).
+inline __m256 tanh8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 ax = _mm256_andnot_ps(sign, x);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f),
+                                                      _mm256_add_ps(exp8(_mm256_add_ps(ax, ax)), one)));
+  const __m256 z = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954E-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531E-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036E-1f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422E-1f));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+  const __m256 use_big = _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_GE_OQ);
+  return _mm256_blendv_ps(small, _mm256_or_ps(big, _mm256_and_ps(x, sign)), use_big);
+}
+
+// GELU (tanh form) of 8 lanes, fp16-rounded in and out; 0 at or below -10, x at or above 10.
+inline __m256 gelu8(__m256 x) {
+  const __m256 h = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  const __m256 inner = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.7978845608f), h),
+                                     _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), h), h, _mm256_set1_ps(1.0f)));
+  __m256 g = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), h), _mm256_add_ps(_mm256_set1_ps(1.0f), tanh8(inner)));
+  g = _mm256_cvtph_ps(_mm256_cvtps_ph(g, _MM_FROUND_TO_NEAREST_INT));
+  g = _mm256_blendv_ps(g, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_set1_ps(-10.0f), _CMP_LE_OQ));
+  return _mm256_blendv_ps(g, x, _mm256_cmp_ps(x, _mm256_set1_ps(10.0f), _CMP_GE_OQ));
+}
 }  // namespace
+
+void gelu_mul(const float* gate, const float* up, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(gelu8(_mm256_loadu_ps(gate + i)), _mm256_loadu_ps(up + i)));
+  if (i < n) {  // tail through a padded lane buffer, so it rounds exactly like the body
+    alignas(32) float g[8] = {}, u[8] = {}, o[8];
+    for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
+    _mm256_store_ps(o, _mm256_mul_ps(gelu8(_mm256_load_ps(g)), _mm256_load_ps(u)));
+    for (int64_t j = i; j < n; ++j) y[j] = o[j - i];
+  }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+  const __m256 vc = _mm256_set1_ps(cap), vi = _mm256_set1_ps(1.0f / cap);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + i), vi)), vc));
+  if (i < n) {
+    alignas(32) float b[8] = {};
+    for (int64_t j = i; j < n; ++j) b[j - i] = x[j];
+    _mm256_store_ps(b, _mm256_mul_ps(tanh8(_mm256_mul_ps(_mm256_load_ps(b), vi)), vc));
+    for (int64_t j = i; j < n; ++j) x[j] = b[j - i];
+  }
+}
 
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();

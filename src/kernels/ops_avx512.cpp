@@ -29,7 +29,50 @@ inline __m512 exp16(__m512 x) {
   const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_maskz_mul_ps(static_cast<__mmask16>(~under), p, _mm512_castsi512_ps(e));
 }
+
+// tanh(x): odd polynomial (Cephes tanhf) below |x| = 0.625, 1 - 2/(e^2x + 1) above (see ops_avx2).
+inline __m512 tanh16(__m512 x) {
+  const __m512 ax = _mm512_abs_ps(x);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 big = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(exp16(_mm512_add_ps(ax, ax)), one)));
+  const __m512 z = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(-5.70498872745E-3f);
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(2.06390887954E-2f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-5.37397155531E-2f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.33314422036E-1f));
+  p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-3.33332819422E-1f));
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, z), x, x);
+  const __m512 signed_big = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(big), _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u)))));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.625f), _CMP_GE_OQ), small, signed_big);
+}
+
+// GELU (tanh form), fp16-rounded in and out; 0 at or below -10, x at or above 10.
+inline __m512 gelu16(__m512 x) {
+  const __m512 h = _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  const __m512 inner = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.7978845608f), h),
+                                     _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), h), h, _mm512_set1_ps(1.0f)));
+  __m512 g = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), h), _mm512_add_ps(_mm512_set1_ps(1.0f), tanh16(inner)));
+  g = _mm512_cvtph_ps(_mm512_cvtps_ph(g, _MM_FROUND_TO_NEAREST_INT));
+  g = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-10.0f), _CMP_LE_OQ), g, _mm512_setzero_ps());
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(10.0f), _CMP_GE_OQ), g, x);
+}
 }  // namespace
+
+void gelu_mul(const float* gate, const float* up, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail(n - i < 16 ? n - i : 16);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(gelu16(_mm512_maskz_loadu_ps(m, gate + i)), _mm512_maskz_loadu_ps(m, up + i)));
+  }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+  const __m512 vc = _mm512_set1_ps(cap), vi = _mm512_set1_ps(1.0f / cap);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail(n - i < 16 ? n - i : 16);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vi)), vc));
+  }
+}
 
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps) {
   __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();

@@ -1,6 +1,7 @@
 // Scalar references of the element-wise ops.
 #include <cmath>
 
+#include "kernels/dtype.h"
 #include "kernels/kernels.h"
 
 namespace kvscope::kernels::ref {
@@ -30,6 +31,29 @@ void silu_mul(const float* gate, const float* up, float* y, int64_t n) {
     const float g = gate[i];
     y[i] = g / (1.0f + std::exp(-g)) * up[i];
   }
+}
+
+// GELU, tanh approximation, on an fp16-rounded input with an fp16-rounded result; beyond +-10 it
+// is 0 or x (where fp16 rounding of the input would matter most and GELU is flat or linear).
+void gelu_mul(const float* gate, const float* up, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    float g;
+    if (x <= -10.0f) {
+      g = 0.0f;
+    } else if (x >= 10.0f) {
+      g = x;
+    } else {
+      const float h = fp16_to_fp32(fp32_to_fp16(x));
+      g = fp16_to_fp32(fp32_to_fp16(0.5f * h * (1.0f + std::tanh(0.7978845608f * h * (1.0f + 0.044715f * h * h)))));
+    }
+    y[i] = g * up[i];
+  }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+  const float inv = 1.0f / cap;
+  for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i] * inv) * cap;
 }
 
 void add_inplace(float* y, const float* x, int64_t n) {

@@ -12,7 +12,7 @@ int BlockTable::blocks_needed(const PagedKVCache& cache, int begin, int end) con
   int n = std::max(0, want - n_blocks());
   if (begin >= end) return n;
   const int last = std::min(n_blocks(), want);
-  for (int i = begin / bs; i < last; ++i)
+  for (int i = std::max(begin / bs, n_released_); i < last; ++i)
     if (cache.pool().ref_count(blocks_[i]) > 1) ++n;
   return n;
 }
@@ -24,6 +24,7 @@ bool BlockTable::prepare(PagedKVCache& cache, int begin, int end) {
   const int bs = cache.block_size();
   const int want = (end + bs - 1) / bs;
   const int last = std::min(n_blocks(), want);
+  if (begin / bs < n_released_ && begin < end) throw LimitError("block table: positions in released blocks");
   for (int i = begin / bs; i < last && begin < end; ++i) {
     BlockId old = blocks_[i];
     if (pool.ref_count(old) <= 1) continue;
@@ -40,25 +41,38 @@ bool BlockTable::prepare(PagedKVCache& cache, int begin, int end) {
 BlockTable BlockTable::fork(BlockPool& pool) const {
   BlockTable t;
   t.blocks_ = blocks_;
-  for (BlockId b : blocks_) pool.retain(b);
+  t.n_released_ = n_released_;
+  for (BlockId b : blocks_)
+    if (b != kReleased) pool.retain(b);
   return t;
 }
 
 void BlockTable::truncate(BlockPool& pool, int n_tokens, int block_size) {
   const int keep = (n_tokens + block_size - 1) / block_size;
   while (n_blocks() > keep) {
-    pool.release(blocks_.back());
+    if (blocks_.back() != kReleased) pool.release(blocks_.back());
     blocks_.pop_back();
   }
+  n_released_ = std::min(n_released_, n_blocks());
   // A kept partial block will be overwritten past n_tokens, so it no longer matches its hash.
-  if (n_tokens % block_size != 0 && !blocks_.empty() && pool.ref_count(blocks_.back()) == 1)
+  if (n_tokens % block_size != 0 && !blocks_.empty() && blocks_.back() != kReleased && pool.ref_count(blocks_.back()) == 1)
     pool.forget_hash(blocks_.back());
 }
 
 void BlockTable::release_all(BlockPool& pool) {
   // Release back to front so a sequence's tail blocks are evicted before its (more shareable) head.
-  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) pool.release(*it);
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it)
+    if (*it != kReleased) pool.release(*it);
   blocks_.clear();
+  n_released_ = 0;
+}
+
+void BlockTable::release_front(BlockPool& pool, int n) {
+  n = std::min(n, n_blocks());
+  for (; n_released_ < n; ++n_released_) {
+    pool.release(blocks_[n_released_]);
+    blocks_[n_released_] = kReleased;
+  }
 }
 
 }  // namespace kvscope

@@ -35,9 +35,15 @@ class BlockTable {
   // Keeps the blocks covering the first n tokens, releases the rest.
   void truncate(BlockPool& pool, int n_tokens, int block_size);
   void release_all(BlockPool& pool);
+  // Releases the first n blocks (their slots become kReleased): the blocks a sliding-window layer's
+  // attention can no longer reach. The table keeps its length, so positions still index it.
+  void release_front(BlockPool& pool, int n);
+  int n_released() const { return n_released_; }
+  static constexpr BlockId kReleased = -1;
 
  private:
   std::vector<BlockId> blocks_;
+  int n_released_ = 0;
 };
 
 }  // namespace kvscope

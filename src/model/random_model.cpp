@@ -55,8 +55,10 @@ struct VocabOut {
   std::vector<int32_t> types;
 };
 
-VocabOut make_vocab(int n) {
+VocabOut make_vocab(int n, const std::vector<std::string>& extra_controls = {}) {
   VocabOut v;
+  const int n_total = n;
+  n -= static_cast<int>(extra_controls.size());
   std::set<std::string> seen;
   auto add = [&](const std::string& s, float score, int type) {
     if (static_cast<int>(v.tokens.size()) >= n || !seen.insert(s).second) return false;
@@ -99,6 +101,10 @@ VocabOut make_vocab(int n) {
     frontier.swap(next);
   }
   if (static_cast<int>(v.tokens.size()) < n) throw InputError("vocabulary size too large for the generator");
+  // A family's chat/control tokens at the end, as its tokenizer has them (phi3's loader in llama.cpp
+  // looks <|endoftext|> up by name).
+  n = n_total;
+  for (const auto& t : extra_controls) add(t, 0, 3);
   return v;
 }
 
@@ -106,15 +112,30 @@ VocabOut make_vocab(int n) {
 
 void RandomModelSpec::validate() const {
   auto bad = [](const std::string& m) { throw InputError("gen-model: " + m); };
-  if (arch != "llama" && arch != "mistral" && arch != "qwen2" && arch != "qwen3")
-    bad("unknown architecture '" + arch + "' (llama, mistral, qwen2, qwen3)");
+  static const std::set<std::string> archs = {"llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3",
+                                              "phi3", "qwen2moe", "qwen3moe", "olmoe"};
+  if (!archs.count(arch))
+    bad("unknown architecture '" + arch + "' (llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, qwen2moe, qwen3moe, olmoe)");
+  const bool moe_arch = arch == "qwen2moe" || arch == "qwen3moe" || arch == "olmoe";
+  if (experts < 0 || experts_used < 0 || expert_ffn < 0 || shared_ffn < 0) bad("expert sizes must be >= 0");
+  if (experts > 0 && !moe_arch && arch != "llama" && arch != "mistral") bad("experts need a MoE architecture or llama/mistral");
+  if (experts > 0 || moe_arch) {
+    const int ne = experts > 0 ? experts : 8, nu = experts_used > 0 ? experts_used : 2;
+    if (nu > ne) bad("experts-used must not exceed experts");
+    const int64_t bs0 = kernels::block_size(type);
+    if ((expert_ffn > 0 ? expert_ffn : ffn) % bs0 || (shared_ffn > 0 ? shared_ffn : ffn) % bs0)
+      bad("expert feed-forward sizes must be multiples of the type's block size");
+  }
   if (dim <= 0 || layers <= 0 || heads <= 0 || kv_heads <= 0 || ffn <= 0 || ctx <= 0) bad("sizes must be positive");
   if (heads % kv_heads) bad("heads must be a multiple of kv-heads");
   const int hd = head_dim > 0 ? head_dim : dim / heads;
   if (head_dim == 0 && dim % heads) bad("dim must be a multiple of heads (or give --head-dim)");
   if (hd % 2 || hd > 1024) bad("head dimension must be even and <= 1024");
-  if (!rope_scaling.empty() && rope_scaling != "linear" && rope_scaling != "llama3")
-    bad("unknown rope scaling '" + rope_scaling + "' (none, linear, llama3)");
+  if (!rope_scaling.empty() && rope_scaling != "linear" && rope_scaling != "llama3" && rope_scaling != "longrope")
+    bad("unknown rope scaling '" + rope_scaling + "' (none, linear, llama3, longrope)");
+  if (rope_scaling == "longrope" && arch != "phi3") bad("longrope scaling is phi3's");
+  if (arch == "phi3" && heads * hd != dim) bad("phi3 needs heads * head_dim == dim");
+  if (sliding_window < 0) bad("sliding window must be >= 0");
   if (!(rope_scale_factor > 0)) bad("rope scale must be positive");
   if (vocab < 300) bad("vocab must be at least 300 (controls + 256 byte tokens + characters)");
   // K-quant and IQ4_XS tensors whose rows are not a multiple of 256 fall back to a 32-block type.
@@ -181,19 +202,52 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   Rng rng{s.seed};
   gguf::Writer w;
   const std::string a = s.arch;
+  const bool gemma = a == "gemma2" || a == "gemma3";
+  const bool moe = s.experts > 0 || a == "qwen2moe" || a == "qwen3moe" || a == "olmoe";
+  const int n_exp = s.experts > 0 ? s.experts : 8, n_used = s.experts_used > 0 ? s.experts_used : 2;
+  const int ffe = s.expert_ffn > 0 ? s.expert_ffn : s.ffn, ffs = s.shared_ffn > 0 ? s.shared_ffn : s.ffn;
+  // gemma2 reads its output matrix from the token embedding (gemma3 takes output.weight if there).
+  const bool tied = s.tied_output || a == "gemma2";
   w.set("general.architecture", Value::str(a));
   w.set("general.name", Value::str("kvscope-random-" + a));
   w.set(a + ".context_length", Value::u32(s.ctx));
   w.set(a + ".embedding_length", Value::u32(s.dim));
   w.set(a + ".block_count", Value::u32(s.layers));
-  w.set(a + ".feed_forward_length", Value::u32(s.ffn));
+  // olmoe and Mixtral give the expert size as feed_forward_length; the qwen MoEs have their own keys.
+  w.set(a + ".feed_forward_length", Value::u32(moe && (a == "olmoe" || a == "llama" || a == "mistral") ? ffe : s.ffn));
+  if (moe) {
+    w.set(a + ".expert_count", Value::u32(n_exp));
+    w.set(a + ".expert_used_count", Value::u32(n_used));
+    if (a == "qwen2moe" || a == "qwen3moe") w.set(a + ".expert_feed_forward_length", Value::u32(ffe));
+    if (a == "qwen2moe") w.set(a + ".expert_shared_feed_forward_length", Value::u32(ffs));
+  }
   w.set(a + ".attention.head_count", Value::u32(s.heads));
   w.set(a + ".attention.head_count_kv", Value::u32(s.kv_heads));
   w.set(a + ".attention.key_length", Value::u32(hd));
   w.set(a + ".attention.value_length", Value::u32(hd));
-  w.set(a + ".attention.layer_norm_rms_epsilon", Value::f32(1e-5f));
+  w.set(a + ".attention.layer_norm_rms_epsilon", Value::f32(gemma ? 1e-6f : 1e-5f));
   w.set(a + ".rope.freq_base", Value::f32(s.rope_theta));
   w.set(a + ".rope.dimension_count", Value::u32(hd));
+  if (gemma) {
+    // As Google's configs: gemma2 caps attention logits at 50 and output logits at 30 and slides
+    // on every other layer; gemma3 slides on 5 of every 6 layers with a 10000 rope base there.
+    w.set(a + ".attention.sliding_window", Value::u32(s.sliding_window > 0 ? s.sliding_window : a == "gemma2" ? 4096 : 512));
+    if (a == "gemma2") {
+      w.set(a + ".attn_logit_softcapping", Value::f32(50.0f));
+      w.set(a + ".final_logit_softcapping", Value::f32(30.0f));
+    } else {
+      w.set(a + ".attention.sliding_window_pattern", Value::u32(6));
+      w.set(a + ".rope.freq_base_swa", Value::f32(10000.0f));
+    }
+  }
+  // phi3's long-context rope: per-dimension divisors for contexts above the original length (long)
+  // and within it (short), and the attention factor that goes with them, as its converter writes.
+  const int longrope_orig = s.ctx / 2;
+  if (s.rope_scaling == "longrope") {
+    w.set(a + ".rope.scaling.original_context_length", Value::u32(longrope_orig));
+    const double scale = static_cast<double>(s.ctx) / longrope_orig;
+    w.set(a + ".rope.scaling.attn_factor", Value::f32(static_cast<float>(std::sqrt(1 + std::log(scale) / std::log(longrope_orig)))));
+  }
   // Linear scaling is metadata; llama3 scaling travels as a rope_freqs tensor, as converters write it.
   if (s.rope_scaling == "linear") {
     w.set(a + ".rope.scaling.type", Value::str("linear"));
@@ -205,7 +259,10 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   if (s.mix == "q5_k_m") ftype = 17;
   if (s.mix == "q3_k_m") ftype = 12;
   w.set("general.file_type", Value::u32(ftype));
-  VocabOut v = make_vocab(s.vocab);
+  std::vector<std::string> controls;
+  if (a == "phi3") controls = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|system|>", "<|user|>"};
+  if (gemma) controls = {"<start_of_turn>", "<end_of_turn>"};
+  VocabOut v = make_vocab(s.vocab, controls);
   w.set("tokenizer.ggml.model", Value::str("llama"));
   w.set("tokenizer.ggml.tokens", Value::str_array(v.tokens));
   w.set("tokenizer.ggml.scores", Value::f32_array(v.scores));
@@ -232,7 +289,22 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
     w.add_tensor(name, {n}, kernels::DType::F32, std::move(b));
   };
   // A tied embedding doubles as the output matrix, so it gets the output's scale.
-  matrix("token_embd.weight", s.vocab, s.dim, s.tied_output ? 4.0f / std::sqrt(static_cast<float>(s.dim)) : 1.0f);
+  // Gemma multiplies embeddings by sqrt(dim); a small tied embedding keeps the token's own row from
+  // dominating the residual stream (and so the output: every step would repeat the input token).
+  const float embd_std = gemma ? (tied ? 0.5f : 1.0f) / std::sqrt(static_cast<float>(s.dim))
+                               : tied ? 4.0f / std::sqrt(static_cast<float>(s.dim)) : 1.0f;
+  matrix("token_embd.weight", s.vocab, s.dim, embd_std);
+  auto factors = [&](const std::string& name, float lo, float hi) {
+    std::vector<float> x(hd / 2);
+    for (int i = 0; i < hd / 2; ++i) x[i] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(hd / 2);
+    std::vector<uint8_t> b(x.size() * sizeof(float));
+    std::memcpy(b.data(), x.data(), b.size());
+    w.add_tensor(name, {static_cast<int64_t>(x.size())}, kernels::DType::F32, std::move(b));
+  };
+  if (s.rope_scaling == "longrope") {
+    factors("rope_factors_long.weight", 1.0f, 8.0f);
+    factors("rope_factors_short.weight", 1.0f, 1.5f);
+  }
   if (s.rope_scaling == "llama3") {
     auto ff = llama3_rope_freq_factors(s.rope_theta, hd, s.rope_scale_factor, 1.0f, 4.0f, 256);
     std::vector<uint8_t> b(ff.size() * sizeof(float));
@@ -241,27 +313,62 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   }
   for (int l = 0; l < s.layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
+    // Norm weights near 1: for gemma that is the stored (1 + w), as its converter writes them.
     vector(p + "attn_norm.weight", s.dim, 1.0f, 0.1f);
-    matrix(p + "attn_q.weight", qd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
-    matrix(p + "attn_k.weight", kvd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
-    matrix(p + "attn_v.weight", kvd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
-    if (a == "qwen2") {
+    if (a == "phi3") {
+      matrix(p + "attn_qkv.weight", qd + 2 * kvd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+    } else {
+      matrix(p + "attn_q.weight", qd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+      matrix(p + "attn_k.weight", kvd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+      matrix(p + "attn_v.weight", kvd, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+    }
+    if (a == "qwen2" || a == "qwen2moe") {
       vector(p + "attn_q.bias", qd, 0.0f, 0.1f);
       vector(p + "attn_k.bias", kvd, 0.0f, 0.1f);
       vector(p + "attn_v.bias", kvd, 0.0f, 0.1f);
     }
-    if (a == "qwen3") {
+    if (a == "qwen3" || a == "gemma3" || a == "qwen3moe") {
       vector(p + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       vector(p + "attn_k_norm.weight", hd, 1.0f, 0.1f);
     }
+    if (a == "olmoe") {  // over the whole Q and K rows
+      vector(p + "attn_q_norm.weight", qd, 1.0f, 0.1f);
+      vector(p + "attn_k_norm.weight", kvd, 1.0f, 0.1f);
+    }
     matrix(p + "attn_output.weight", s.dim, qd, 0.5f / std::sqrt(static_cast<float>(qd)));
+    if (gemma) vector(p + "post_attention_norm.weight", s.dim, 1.0f, 0.1f);
     vector(p + "ffn_norm.weight", s.dim, 1.0f, 0.1f);
-    matrix(p + "ffn_gate.weight", s.ffn, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
-    matrix(p + "ffn_up.weight", s.ffn, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
-    matrix(p + "ffn_down.weight", s.dim, s.ffn, 0.5f / std::sqrt(static_cast<float>(s.ffn)));
+    if (moe) {
+      // The router stays F32 as quantizers leave it; the experts are 3-D [cols, rows, experts].
+      // Router logits a few units apart make the top-k choice decisive, not a near-tie.
+      std::vector<float> r(static_cast<size_t>(n_exp) * s.dim);
+      for (auto& e : r) e = rng.normal() * 3.0f / std::sqrt(static_cast<float>(s.dim));
+      w.add_tensor(p + "ffn_gate_inp.weight", {s.dim, n_exp}, kernels::DType::F32, encode(kernels::DType::F32, r, s.dim));
+      auto experts = [&](const std::string& name, int rows, int cols, float std_dev) {
+        std::vector<float> x(static_cast<size_t>(rows) * cols * n_exp);
+        for (auto& e : x) e = rng.normal() * std_dev;
+        w.add_tensor(name, {cols, rows, n_exp}, s.type, encode(s.type, x, cols));
+      };
+      experts(p + "ffn_gate_exps.weight", ffe, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+      experts(p + "ffn_up_exps.weight", ffe, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+      experts(p + "ffn_down_exps.weight", s.dim, ffe, 0.5f / std::sqrt(static_cast<float>(ffe)));
+      if (a == "qwen2moe") {
+        vector(p + "ffn_gate_inp_shexp.weight", s.dim, 0.0f, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+        matrix(p + "ffn_gate_shexp.weight", ffs, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+        matrix(p + "ffn_up_shexp.weight", ffs, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+        matrix(p + "ffn_down_shexp.weight", s.dim, ffs, 0.5f / std::sqrt(static_cast<float>(ffs)));
+      }
+    } else if (a == "phi3") {  // gate rows then up rows in one matrix
+      matrix(p + "ffn_up.weight", 2 * s.ffn, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+    } else {
+      matrix(p + "ffn_gate.weight", s.ffn, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+      matrix(p + "ffn_up.weight", s.ffn, s.dim, 1.0f / std::sqrt(static_cast<float>(s.dim)));
+    }
+    if (!moe) matrix(p + "ffn_down.weight", s.dim, s.ffn, 0.5f / std::sqrt(static_cast<float>(s.ffn)));
+    if (gemma) vector(p + "post_ffw_norm.weight", s.dim, 1.0f, 0.1f);
   }
   vector("output_norm.weight", s.dim, 1.0f, 0.1f);
-  if (!s.tied_output) matrix("output.weight", s.vocab, s.dim, 4.0f / std::sqrt(static_cast<float>(s.dim)));
+  if (!tied) matrix("output.weight", s.vocab, s.dim, 4.0f / std::sqrt(static_cast<float>(s.dim)));
   w.write(path);
 }
 

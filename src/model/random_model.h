@@ -8,7 +8,9 @@
 namespace kvscope {
 
 struct RandomModelSpec {
-  std::string arch = "llama";  // llama | mistral | qwen2 | qwen3
+  // llama | mistral | qwen2 | qwen3 | gemma2 | gemma3 | phi3 | qwen2moe | qwen3moe | olmoe
+  // (llama or mistral with experts > 0: Mixtral's layout)
+  std::string arch = "llama";
   int dim = 256, layers = 4, heads = 8, kv_heads = 4, ffn = 688, vocab = 512, ctx = 512;
   int head_dim = 0;            // 0: dim / heads
   kernels::DType type = kernels::DType::F32;  // matrices; norms stay F32
@@ -18,8 +20,12 @@ struct RandomModelSpec {
   uint64_t seed = 1;
   float rope_theta = 10000.0f;
   bool tied_output = false;
-  std::string rope_scaling;    // "" | "linear" | "llama3"
+  std::string rope_scaling;    // "" | "linear" | "llama3" | "longrope" (phi3: long/short factor tensors)
   float rope_scale_factor = 1.0f;
+  int experts = 0, experts_used = 0;  // MoE: expert_count (0: 8 for the MoE archs), expert_used_count (0: 2)
+  int expert_ffn = 0;          // one expert's feed-forward size (0: ffn)
+  int shared_ffn = 0;          // qwen2moe's shared expert (0: ffn)
+  int sliding_window = 0;      // gemma2/gemma3: attention.sliding_window (0: gemma2 4096, gemma3 512)
   void validate() const;       // throws InputError naming the bad field
   // The type a matrix is written in: the mix's choice for this tensor, then, for a K-quant whose
   // rows (cols) are not a multiple of 256, a fallback type as llama-quantize does.

@@ -249,7 +249,12 @@ TapFanout::TapFanout(std::vector<KVTap*> taps, const Model* model) : taps_(std::
   if (mixed_) {
     if (!model) throw InputError("tap fanout: taps disagree on pre-RoPE K and no model to rotate with");
     pre_rope = true;
-    rope_ = std::make_unique<Rope>(model->hparams(), model->rope_freqs);
+    // phi3's long/short factors: the ones its training context picks (the tap does not know the
+    // context it runs in).
+    const float* ff = model->rope_freqs_for(model->hparams().n_ctx_train);
+    rope_ = std::make_unique<Rope>(model->hparams(), ff);
+    rope_swa_ = std::make_unique<Rope>(model->hparams(), ff, true);
+    hp_ = &model->hparams();
     n_head_kv_ = model->hparams().n_head_kv;
     kv_dim_ = model->hparams().n_kv_dim();
   }
@@ -260,7 +265,8 @@ TapFanout::~TapFanout() = default;
 void TapFanout::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
   if (mixed_) {
     rotated_.assign(k, k + static_cast<size_t>(n) * kv_dim_);
-    for (int t = 0; t < n; ++t) rope_->apply(nullptr, 0, rotated_.data() + static_cast<size_t>(t) * kv_dim_, n_head_kv_, pos0 + t);
+    const Rope& rope = hp_->is_swa(layer) ? *rope_swa_ : *rope_;
+    for (int t = 0; t < n; ++t) rope.apply(nullptr, 0, rotated_.data() + static_cast<size_t>(t) * kv_dim_, n_head_kv_, pos0 + t);
   }
   for (KVTap* t : taps_) t->on_kv(layer, pos0, n, mixed_ && !t->pre_rope ? rotated_.data() : k, v);
 }

@@ -116,7 +116,8 @@ class TapFanout final : public KVTap {
  private:
   std::vector<KVTap*> taps_;
   bool mixed_ = false;
-  std::unique_ptr<Rope> rope_;
+  std::unique_ptr<Rope> rope_, rope_swa_;  // global layers; sliding-window layers (gemma)
+  const HParams* hp_ = nullptr;
   int n_head_kv_ = 0, kv_dim_ = 0;
   std::vector<float> rotated_;
 };

@@ -28,6 +28,8 @@ ChatFormat detect_chat_format(const std::string& t) {
     // Llama 2 templates without a system block and plain Mistral v0.1 both render [INST] ... [/INST].
     return has(t, "bos_token + '[INST]") ? ChatFormat::Llama2 : ChatFormat::Mistral;
   }
+  if (has(t, "<start_of_turn>")) return ChatFormat::Gemma;  // gemma, gemma2, gemma3
+  if (has(t, "<|assistant|>") && has(t, "<|end|>")) return ChatFormat::Phi3;
   if (has(t, "<|user|>") && !has(t, "<|end|>") && (has(t, "<|assistant|>") || has(t, "<|endoftext|>")))
     return ChatFormat::Zephyr;
   throw InputError("unknown chat template: " + t.substr(0, 60));
@@ -39,7 +41,9 @@ ChatFormat chat_format_from_name(const std::string& name) {
   if (name == "chatml") return ChatFormat::ChatML;
   if (name == "mistral") return ChatFormat::Mistral;
   if (name == "zephyr") return ChatFormat::Zephyr;
-  throw InputError("unknown chat format '" + name + "' (known: llama2, llama3, chatml, mistral, zephyr)");
+  if (name == "gemma") return ChatFormat::Gemma;
+  if (name == "phi3") return ChatFormat::Phi3;
+  throw InputError("unknown chat format '" + name + "' (known: llama2, llama3, chatml, mistral, zephyr, gemma, phi3)");
 }
 
 const char* chat_format_name(ChatFormat f) {
@@ -49,6 +53,8 @@ const char* chat_format_name(ChatFormat f) {
     case ChatFormat::ChatML: return "chatml";
     case ChatFormat::Mistral: return "mistral";
     case ChatFormat::Zephyr: return "zephyr";
+    case ChatFormat::Gemma: return "gemma";
+    case ChatFormat::Phi3: return "phi3";
   }
   return "?";
 }
@@ -109,6 +115,29 @@ std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& ms
     }
     case ChatFormat::Zephyr:
       for (const auto& m : msgs) out += "<|" + m.role + "|>\n" + m.content + eos + "\n";
+      if (add_generation_prompt) out += "<|assistant|>\n";
+      break;
+    case ChatFormat::Gemma: {
+      // Gemma has no system turn: the system text opens the next user turn. The assistant is "model".
+      std::string sys;
+      for (const auto& m : msgs) {
+        if (m.role == "system") {
+          sys += trim(m.content);
+          continue;
+        }
+        const bool model = m.role == "assistant";
+        out += std::string("<start_of_turn>") + (model ? "model" : "user") + "\n";
+        if (!model && !sys.empty()) {
+          out += sys + "\n\n";
+          sys.clear();
+        }
+        out += trim(m.content) + "<end_of_turn>\n";
+      }
+      if (add_generation_prompt) out += "<start_of_turn>model\n";
+      break;
+    }
+    case ChatFormat::Phi3:
+      for (const auto& m : msgs) out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
       if (add_generation_prompt) out += "<|assistant|>\n";
       break;
   }

@@ -10,12 +10,12 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFormat { Llama2, Llama3, ChatML, Mistral, Zephyr };
+enum class ChatFormat { Llama2, Llama3, ChatML, Mistral, Zephyr, Gemma, Phi3 };
 
 // Identifies the family from a Jinja template's text; throws InputError("unknown chat template: ...")
 // quoting the start of the template when no family matches.
 ChatFormat detect_chat_format(const std::string& jinja_template);
-ChatFormat chat_format_from_name(const std::string& name);  // "llama2","llama3","chatml","mistral","zephyr"
+ChatFormat chat_format_from_name(const std::string& name);  // "llama2","llama3","chatml","mistral","zephyr","gemma","phi3"
 const char* chat_format_name(ChatFormat f);
 
 // Renders messages to a prompt string (special tokens as text, to be encoded with parse_special).

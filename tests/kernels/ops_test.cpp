@@ -109,6 +109,60 @@ TEST(Ops, SiluMul) {
   }
 }
 
+TEST(Ops, GeluMulMatchesTanhGeluWithFp16Rounding) {
+  IsaGuard g;
+  std::mt19937 rng(13);
+  // Known values of GELU's tanh form (to fp16 precision), and the +-10 cut-offs.
+  const float xs[] = {1.0f, -1.0f, 0.5f, 3.0f, -10.0f, -12.0f, 10.0f, 25.0f};
+  const float want[] = {0.841192f, -0.158808f, 0.345714f, 2.996363f, 0.0f, 0.0f, 10.0f, 25.0f};
+  std::vector<float> ones(8, 1.0f), out(8);
+  ref::gelu_mul(xs, ones.data(), out.data(), 8);
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(out[i], want[i], 1e-3f * std::fabs(want[i]) + 1e-6f) << xs[i];
+  for (int64_t n : kLens) {
+    auto a = rnd(n, rng, 6.0f), b = rnd(n, rng);
+    if (n > 3) {
+      a[0] = -30.0f;
+      a[1] = 30.0f;
+      a[2] = 1e-5f;
+    }
+    std::vector<float> ref(n), y(n);
+    ref::gelu_mul(a.data(), b.data(), ref.data(), n);
+    for (Isa isa : isas()) {
+      set_active_isa(isa);
+      gelu_mul(a.data(), b.data(), y.data(), n);
+      // Both round GELU's result to fp16; a last-bit tanh difference may move it by one fp16 step.
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_LE(std::fabs(y[i] - ref[i]), 1e-3f * std::fabs(ref[i]) + 1e-7f) << n << " " << i << " " << isa_name(isa);
+    }
+  }
+}
+
+TEST(Ops, SoftcapBoundsAndMatchesTanh) {
+  IsaGuard g;
+  std::mt19937 rng(14);
+  for (int64_t n : kLens) {
+    auto a = rnd(n, rng, 80.0f);
+    if (n > 3) {
+      a[0] = 1e6f;
+      a[1] = -1e6f;
+      a[2] = 1e-3f;
+    }
+    std::vector<float> ref = a;
+    ref::softcap(ref.data(), n, 30.0f);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_LE(std::fabs(ref[i]), 30.0f);
+      ASSERT_NEAR(ref[i], 30.0 * std::tanh(a[i] / 30.0), 1e-5 * 30.0);
+    }
+    for (Isa isa : isas()) {
+      set_active_isa(isa);
+      std::vector<float> y = a;
+      softcap(y.data(), n, 30.0f);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_LE(std::fabs(y[i] - ref[i]), 3e-6f * std::fabs(ref[i]) + 1e-9f) << n << " " << i << " " << isa_name(isa);
+    }
+  }
+}
+
 TEST(Ops, AddAxpyDot) {
   IsaGuard g;
   std::mt19937 rng(4);

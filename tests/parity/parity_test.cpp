@@ -47,6 +47,10 @@ constexpr double kTolKQuant = 2.5e-1;
 // path) 0.21, Q4_K_M 0.32, Q5_K_M 0.32, Q3_K_M 0.37, Q6_K 0.38, every greedy token equal apart from
 // near-ties. Bound 0.5.
 constexpr double kTolDeep = 5e-1;
+// gemma's GeGLU rounds GELU's input and output to fp16 on both sides (as GGML's CPU backend does); the
+// same last-bit upstream difference then flips an fp16 rounding now and then (a step of ~5e-4 of the
+// value), which the layers carry on: measured 1e-4 (gemma2, 2 layers) to 2.2e-3 (gemma3, 6 layers).
+constexpr double kTolGelu = 1e-2;
 
 RandomModelSpec shape(std::string arch, int dim, int layers, int heads, int kv_heads, int head_dim, kernels::DType t,
                       int vocab = 1000) {
@@ -110,6 +114,39 @@ std::vector<Case> cases() {
     m.mix = mix;
     c.push_back({std::string("mix_") + mix, m, "", kTolKQuant});
   }
+  // gemma2: window 16 so that the 64 steps leave it on the sliding layers; gemma3: 6 layers so
+  // that one of them is global.
+  auto g2 = shape("gemma2", 256, 2, 4, 2, 64, DType::F32);
+  g2.sliding_window = 16;
+  c.push_back({"gemma2_swa_softcap_f32", g2, "", kTolGelu});
+  auto g3 = shape("gemma3", 256, 6, 4, 2, 64, DType::F32);
+  g3.sliding_window = 16;
+  g3.rope_theta = 1000000.0f;
+  c.push_back({"gemma3_swa_qknorm_f32", g3, "", kTolGelu});
+  c.push_back({"phi3_fused_f32", shape("phi3", 256, 2, 4, 2, 64, DType::F32), "", kTolF32});
+  auto p3 = shape("phi3", 256, 2, 4, 4, 64, DType::F32);
+  p3.rope_scaling = "longrope";
+  c.push_back({"phi3_longrope_f32", p3, "", kTolF32});
+  // MoE: 8 experts of 128, 2 per token (qwen2moe also its gated shared expert, olmoe 3 per token).
+  auto moe = [&](const std::string& arch, int used) {
+    auto m = shape(arch, 256, 2, 4, arch == "olmoe" ? 4 : 2, 64, DType::F32);  // OLMoE has no GQA
+    m.experts = 8;
+    m.experts_used = used;
+    m.expert_ffn = 128;
+    m.shared_ffn = 256;
+    return m;
+  };
+  c.push_back({"qwen2moe_shared_f32", moe("qwen2moe", 2), "", kTolF32});
+  c.push_back({"qwen3moe_f32", moe("qwen3moe", 2), "", kTolF32});
+  c.push_back({"mixtral_f32", moe("llama", 2), "", kTolF32});
+  c.push_back({"olmoe_f32", moe("olmoe", 3), "", kTolF32});
+  // Expert tensors and gemma's matrices in a quantized type (K-quant cases come with the K-quant work).
+  auto moe_q8 = moe("qwen3moe", 2);
+  moe_q8.type = DType::Q8_0;
+  c.push_back({"qwen3moe_q8_0", moe_q8, "", kTolQuant});
+  auto g2q = g2;
+  g2q.type = DType::Q8_0;
+  c.push_back({"gemma2_q8_0", g2q, "", kTolQuant});
   c.push_back({"stories260K", {}, test::shared_model("stories260K.gguf"), kTolF32});
   // Extra files (bench/compare_llamacpp.py --quantize passes llama-quantize's outputs here):
   // KVSCOPE_PARITY_FILES=a.gguf,b.gguf adds cases file_0, file_1, ... at the quantized tolerance.

@@ -264,6 +264,32 @@ TEST(ChatTemplate, Zephyr) {
             "<|user|>\nHi<|endoftext|>\n");
 }
 
+TEST(ChatTemplate, Gemma) {
+  // No system turn: the system text opens the first user turn; the assistant is "model".
+  EXPECT_EQ(apply_chat_template(ChatFormat::Gemma, conversation(), true, "<bos>", "<eos>"),
+            "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi "
+            "there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an "
+            "assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n");
+}
+
+TEST(ChatTemplate, Phi3) {
+  EXPECT_EQ(apply_chat_template(ChatFormat::Phi3, conversation(), true, "<s>", "<|endoftext|>"),
+            "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n"
+            "<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother "
+            "question<|end|>\n<|assistant|>\n");
+}
+
+TEST(ChatTemplate, DetectsGemmaAndPhi3) {
+  EXPECT_EQ(detect_chat_format("{{ bos_token }}{% for message in loop_messages %}{{ '<start_of_turn>' + role + '\n' + "
+                               "message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}"),
+            ChatFormat::Gemma);
+  EXPECT_EQ(detect_chat_format("{% for message in messages %}{% if message['role'] == 'system' %}{{'<|system|>\n' + "
+                               "message['content'] + '<|end|>\n'}}{% elif message['role'] == 'user' %}{{'<|user|>\n' "
+                               "+ message['content'] + '<|end|>\n'}}{% elif message['role'] == 'assistant' %}"
+                               "{{'<|assistant|>\n' + message['content'] + '<|end|>\n'}}{% endif %}{% endfor %}"),
+            ChatFormat::Phi3);
+}
+
 TEST(ChatTemplate, Detect) {
   EXPECT_EQ(detect_chat_format("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
                                "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"),
@@ -292,7 +318,8 @@ TEST(ChatTemplate, Detect) {
 }
 
 TEST(ChatTemplate, Names) {
-  for (ChatFormat f : {ChatFormat::Llama2, ChatFormat::Llama3, ChatFormat::ChatML, ChatFormat::Mistral, ChatFormat::Zephyr})
+  for (ChatFormat f : {ChatFormat::Llama2, ChatFormat::Llama3, ChatFormat::ChatML, ChatFormat::Mistral, ChatFormat::Zephyr,
+                       ChatFormat::Gemma, ChatFormat::Phi3})
     EXPECT_EQ(chat_format_from_name(chat_format_name(f)), f);
   EXPECT_THROW(chat_format_from_name("vicuna"), InputError);
   EXPECT_THROW(apply_chat_template(ChatFormat::ChatML, {{"tool", "x"}}, false, "", ""), InputError);
