@@ -263,7 +263,7 @@ void matmul_vecs(const WeightRef* ws, const float* const* xs, float* const* ys, 
   for (int i = 0; i < n_mats; ++i) std::memcpy(stacked.data() + i * K, xs[i], sizeof(float) * K);
   const Isa isa = active_isa();
   detail::MatArgs all = detail::make_args(ws[0], n_mats, nullptr);
-  detail::prepare(all, stacked.data(), detail::conv_for(isa), &pool);
+  detail::prepare(all, stacked.data(), detail::conv_for(isa), isa != Isa::Scalar, &pool);
   std::vector<detail::MatArgs> a(n_mats);
   for (int i = 0; i < n_mats; ++i) {
     a[i] = detail::make_args(ws[i], 1, ys[i]);
@@ -275,7 +275,7 @@ void matmul_vecs(const WeightRef* ws, const float* const* xs, float* const* ys, 
       a[i].x.s = all.x.s + i * all.x.nb;
     }
   }
-  const detail::RowsFn fn = detail::rows_for(isa);
+  const detail::RowsFn fn = detail::rows_for(isa, ws[0].type);
   pool.run([&](int ith, int nt) {
     for (int i = 0; i < n_mats; ++i) {
       const int64_t N = ws[i].rows, units = (N + 15) / 16;
