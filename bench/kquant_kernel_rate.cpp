@@ -1,7 +1,7 @@
 // Per-CPU-second rate of the matmul kernels on one thread (thread CPU time, so a shared machine's
 // other load does not count): a 4096 x 4096 matrix of each quantized type, M activation rows.
 // Build and run against the release library:
-//   g++ -O2 -std=c++20 -Isrc bench/kquant_kernel_rate.cpp build/release/libkvscope.a -lpthread -o /tmp/kq_rate
+//   g++ -O2 -std=c++20 -Isrc bench/kquant_kernel_rate.cpp build/release/libkvscope_kernels.a build/release/libkvscope_util.a -lpthread -o /tmp/kq_rate
 //   /tmp/kq_rate 1     # decode (matrix-vector)
 //   /tmp/kq_rate 16    # prefill-like
 #include <chrono>

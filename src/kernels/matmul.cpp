@@ -222,7 +222,10 @@ void matmul(const WeightRef& w, const float* x, int64_t M, float* y, ThreadPool&
 
 void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float* x, int64_t M, ThreadPool& pool) {
   bool same = n_mats > 0;
-  for (int i = 1; i < n_mats; ++i) same &= ws[i].type == ws[0].type && ws[i].cols == ws[0].cols;
+  // Matrices of different weight types share the pass when their activations convert alike (a
+  // Q4_K_M file's Q4_K attn_q/attn_k and Q6_K attn_v all take Q8_K activations).
+  for (int i = 1; i < n_mats; ++i)
+    same &= activation_type(ws[i].type) == activation_type(ws[0].type) && ws[i].cols == ws[0].cols;
   if (!same || M != 1 || pool.size() == 1) {
     for (int i = 0; i < n_mats; ++i) matmul(ws[i], x, M, ys[i], pool);
     return;

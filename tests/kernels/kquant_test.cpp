@@ -350,3 +350,36 @@ TEST(KQuant, ReaderRefusesBadKQuantTensors) {
     EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight data"), std::string::npos) << e.what();
   }
 }
+
+// Decode's one-pass matmul_multi over matrices of different K-quant types (a Q4_K_M layer's Q4_K
+// attn_q/attn_k and Q6_K attn_v share one Q8_K activation conversion) equals one matmul per matrix.
+TEST(KQuant, MultiOverMixedTypes) {
+  IsaGuard g;
+  std::mt19937 rng(15);
+  const int64_t nb = 3, K = 256 * nb;
+  const DType types[3] = {DType::Q4_K, DType::Q4_K, DType::Q6_K};
+  const int64_t rows[3] = {67, 19, 33};
+  std::vector<std::vector<uint8_t>> bufs(3);
+  WeightRef ws[3];
+  for (int i = 0; i < 3; ++i) {
+    bufs[i].resize(row_bytes(types[i], K) * static_cast<size_t>(rows[i]));
+    random_blocks(types[i], bufs[i].data(), rows[i] * nb, rng);
+    ws[i] = WeightRef{bufs[i].data(), types[i], rows[i], K};
+  }
+  auto x = normal_rows(K, rng);
+  for (int threads : {1, 2, 3})
+    for (Isa isa : isas()) {
+      set_active_isa(isa);
+      ThreadPool pool(threads);
+      std::vector<std::vector<float>> multi(3), single(3);
+      float* ys[3];
+      for (int i = 0; i < 3; ++i) {
+        multi[i].assign(static_cast<size_t>(rows[i]), -7.0f);
+        single[i].assign(static_cast<size_t>(rows[i]), -9.0f);
+        ys[i] = multi[i].data();
+        matmul(ws[i], x.data(), 1, single[i].data(), pool);
+      }
+      matmul_multi(ws, ys, 3, x.data(), 1, pool);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(multi[i], single[i]) << isa_name(isa) << " matrix " << i << " threads " << threads;
+    }
+}
