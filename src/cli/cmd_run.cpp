@@ -1,5 +1,7 @@
 // kvscope run: generate a continuation of a prompt (or a chat reply with --chat).
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -18,7 +20,7 @@ void add_run_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     SamplingOpts sampling;
-    std::string prompt, system;
+    std::string prompt, system, prompt_file;
     int n_predict = 128;
     bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
     std::string signal_layers = "mid";
@@ -29,6 +31,7 @@ void add_run_command(CLI::App& app) {
   add_model_options(cmd, o->model);
   add_sampling_options(cmd, o->sampling);
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
+  cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from this file (as llama.cpp's -f)")->excludes("--prompt");
   cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template as a user message");
   cmd->add_option("--system", o->system, "System message (with --chat)");
@@ -47,6 +50,11 @@ void add_run_command(CLI::App& app) {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     SamplingParams sp = o->sampling.params();
+    if (!o->prompt_file.empty()) {
+      std::ifstream f(o->prompt_file, std::ios::binary);
+      if (!f) throw InputError("cannot read the prompt file " + o->prompt_file);
+      o->prompt.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
     if (o->prompt.empty()) throw InputError("empty prompt (give -p TEXT)");
     if (!tok::is_valid_utf8(o->prompt)) throw InputError("prompt is not valid UTF-8");
     if (!o->reasoning.empty()) {

@@ -17,10 +17,13 @@ struct ModelOpts {
   std::string path;
   int threads = 0, ctx = 0, batch = 512;
   std::string cache_type_k = "f32", cache_type_v = "f32", kv_layer_types;
-  // --cache-type-k/-v and --kv-layer-types; InputError on bad names or maps.
+  std::string kv_type;  // --kv-type X: K and V alike (overrides --cache-type-k/-v)
+  // --kv-type, --cache-type-k/-v and --kv-layer-types; InputError on bad names or maps.
   KVCacheTypes kv_types() const;
   ContextParams context_params() const { return {ctx, threads, batch, kv_types()}; }
 };
+// The engine flags every model-running command shares (run, serve, bench-serve, the eval commands):
+// one definition, so a flag means the same everywhere.
 void add_model_options(CLI::App* cmd, ModelOpts& o);
 
 struct SamplingOpts {

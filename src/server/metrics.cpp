@@ -73,6 +73,12 @@ std::string Metrics::render(const EngineStats* e) const {
     scalar(out, "kvscope_kv_blocks_used", "gauge", "KV cache blocks referenced by sequences or sessions.", e->blocks.used);
     scalar(out, "kvscope_kv_blocks_cached", "gauge", "Free KV blocks still holding a reusable prefix.", e->blocks.cached_free);
     scalar(out, "kvscope_kv_block_size_tokens", "gauge", "Tokens per KV block.", e->block_size);
+    scalar(out, "kvscope_kv_bytes_per_token", "gauge", "KV cache bytes per token (all layers, K and V).",
+           double(e->bytes_per_token));
+    std::string types;  // a label value: escape backslash, quote and newline as the format requires
+    for (char c : kv_types) types += c == '"' ? std::string("\\\"") : c == '\\' ? std::string("\\\\") : c == '\n' ? std::string("\\n") : std::string(1, c);
+    out += "# HELP kvscope_kv_cache_info The KV cache element types (always 1).\n# TYPE kvscope_kv_cache_info gauge\n"
+           "kvscope_kv_cache_info{types=\"" + types + "\"} 1\n";
     scalar(out, "kvscope_prefix_cache_queries_total", "counter", "Full prompt blocks looked up in the prefix cache.",
            double(e->blocks.prefix_queries));
     scalar(out, "kvscope_prefix_cache_hits_total", "counter", "Prefix cache lookups that found a block.",

@@ -33,6 +33,7 @@ struct Metrics {
   std::atomic<uint64_t> prompt_tokens{0}, generation_tokens{0};
   std::atomic<int64_t> in_flight{0};
   Histogram ttft, itl, e2e;
+  std::string kv_types;  // the engine's K/V types ("k=int8 v=int8" or the per-layer map); set before serving
 
   // The whole exposition; `engine` is null while the model loads.
   std::string render(const EngineStats* engine) const;

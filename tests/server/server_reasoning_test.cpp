@@ -141,3 +141,39 @@ TEST_F(ServerReasoning, DecisionsGoToRedis) {
   EXPECT_GT(ttl, 0);
   EXPECT_LE(ttl, 600);
 }
+
+// Chat completions take "reasoning" too: the last user message is the question, the chat template
+// renders it with the mode line; auto estimates once and serves the repeat from the cache.
+TEST_F(ServerReasoning, ChatCompletionsWithAuto) {
+  auto srv = start_server(reasoner_options());
+  const int port = srv->port();
+  const json body = {{"messages", {{{"role", "system"}, {"content", "Answer briefly."}}, {{"role", "user"}, {"content", kQuestion}}}},
+                     {"reasoning", "auto"}, {"temperature", 0}, {"max_tokens", 60}};
+  auto a = post(port, "/v1/chat/completions", body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json ra = a.j()["kvscope"]["reasoning"];
+  EXPECT_EQ(ra["source"], "estimate");
+  EXPECT_TRUE(ra["initial_mode"] == "fast" || ra["initial_mode"] == "mixed" || ra["initial_mode"] == "slow") << ra.dump();
+  EXPECT_EQ(a.j()["object"], "chat.completion");
+  EXPECT_FALSE(a.j()["choices"][0]["message"]["content"].get<std::string>().empty());
+  // Re-estimation is woken by token counts: every 5 generated tokens one comes due and is done.
+  const int gen = a.j()["usage"]["completion_tokens"].get<int>();
+  const std::string m = http(port, "GET", "/metrics").body;
+  if (gen >= 10) {
+    EXPECT_GE(metric(m, "kvscope_reestimates_due_total"), gen / 5 - 1) << m;
+    EXPECT_GE(metric(m, "kvscope_reestimates_done_total"), 1) << m;
+    EXPECT_GE(ra["trace"].size(), 1u) << ra.dump();
+  }
+  EXPECT_EQ(metric(m, "kvscope_decision_cache_misses_total"), 1);
+  auto b = post(port, "/v1/chat/completions", body);
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(b.j()["kvscope"]["reasoning"]["source"], "cache");
+  EXPECT_EQ(metric(http(port, "GET", "/metrics").body, "kvscope_decision_cache_hits_total"), 1);
+  auto fixed = post(port, "/v1/chat/completions",
+                    {{"messages", {{{"role", "user"}, {"content", kQuestion}}}}, {"reasoning", "fast"}, {"max_tokens", 8}});
+  ASSERT_EQ(fixed.status, 200) << fixed.body;
+  EXPECT_EQ(fixed.j()["kvscope"]["reasoning"]["mode"], "fast");
+  auto none = post(port, "/v1/chat/completions",
+                   {{"messages", {{{"role", "system"}, {"content", "x"}}}}, {"reasoning", "fast"}});
+  EXPECT_EQ(none.status, 400) << none.body;
+}
