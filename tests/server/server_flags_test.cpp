@@ -183,3 +183,33 @@ TEST(ServeFlags, LlamaCppSpellings) {
   EXPECT_EQ(bad.status, 1) << bad.out;
   EXPECT_NE(bad.out.find("unknown KV cache type 'bogus'"), std::string::npos) << bad.out;
 }
+
+// run --session-file: the second run of a longer prompt reuses the saved KV and writes the same
+// text as a run without the file; a damaged file is one clear error.
+TEST(ServeFlags, RunSessionFile) {
+  if (!have_bin()) GTEST_SKIP() << "KVSCOPE_BIN not set to the built binary";
+  const std::string model = server_model_path();
+  const auto f = (temp_dir() / ("run-session-" + std::to_string(::getpid()) + ".bin")).string();
+  std::filesystem::remove(f);
+  auto json_of = [](const CliResult& r) {
+    const auto b = r.out.find('{');
+    return b == std::string::npos ? json::object() : json::parse(r.out.substr(b));
+  };
+  const std::string base = "run -m " + sh_quote(model) + " -n 8 --temp 0 -t 2 --json ";
+  const std::string p1 = "In the morning the market opens and the traders";
+  auto first = run_cli(base + "-p " + sh_quote(p1) + " --session-file " + sh_quote(f));
+  ASSERT_EQ(first.status, 0) << first.out;
+  ASSERT_TRUE(std::filesystem::exists(f));
+  EXPECT_EQ(json_of(first)["prompt_tokens_cached"], 0);
+  const std::string p2 = p1 + json_of(first)["text"].get<std::string>() + " After that,";
+  auto second = run_cli(base + "-p " + sh_quote(p2) + " --session-file " + sh_quote(f));
+  ASSERT_EQ(second.status, 0) << second.out;
+  EXPECT_GT(json_of(second)["prompt_tokens_cached"].get<int>(), 0) << second.out;
+  auto plain = run_cli(base + "--no-signals -p " + sh_quote(p2));
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  EXPECT_EQ(json_of(second)["text"], json_of(plain)["text"]);
+  { std::ofstream(f, std::ios::trunc) << "garbage"; }
+  auto bad = run_cli(base + "-p " + sh_quote(p2) + " --session-file " + sh_quote(f));
+  EXPECT_EQ(bad.status, 1) << bad.out;
+  EXPECT_NE(bad.out.find("error: --session-file"), std::string::npos) << bad.out;
+}

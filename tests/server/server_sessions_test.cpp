@@ -75,7 +75,7 @@ TEST(ServerSessions, HostileIdsAndBadFiles) {
   const std::string dir = fresh_dir("sessions-bad");
   auto srv = start_server(with_dir(dir));
   const int port = srv->port();
-  for (const std::string id : {"..", ".hidden", "a%2F..%2F..%2Fetc", "%2E%2E", std::string(65, 'x')}) {
+  for (const std::string& id : std::vector<std::string>{"..", ".hidden", "a%2F..%2F..%2Fetc", "%2E%2E", std::string(65, 'x')}) {
     auto r = post(port, "/v1/sessions/" + id + "/save", json::object());
     EXPECT_TRUE(r.status == 400 || r.status == 404) << id << ": " << r.status << " " << r.body;
     EXPECT_TRUE(r.j().contains("error")) << r.body;

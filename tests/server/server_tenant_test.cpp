@@ -52,10 +52,8 @@ TEST(ServerTenants, DecisionCacheIsPerTenant) {
   auto srv = start_server(o);
   const int port = srv->port();
   const json body = {{"prompt", kQuestion}, {"reasoning", "auto"}, {"temperature", 0}, {"max_tokens", 8}};
-  auto source = [&](const std::string& key, json b = {}) {
-    json req = body;
-    req.update(b);
-    auto r = post(port, "/v1/completions", req, bearer(key));
+  auto source = [&](const std::string& key) {
+    auto r = post(port, "/v1/completions", body, bearer(key));
     EXPECT_EQ(r.status, 200) << r.body;
     return r.status == 200 ? r.j()["kvscope"]["reasoning"] : json::object();
   };
