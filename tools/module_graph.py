@@ -14,12 +14,11 @@ with tempfile.TemporaryDirectory() as tmp:
     dot = os.path.join(tmp, "deps.dot")
     subprocess.run(["cmake", "-S", root, "-B", build, f"--graphviz={dot}"], check=True, stdout=subprocess.DEVNULL)
     text = open(dot).read()
-names = dict(re.findall(r'"(node\d+)" \[ label = "([^"]+)"', text))
 edges = []
-for a, b, style in re.findall(r'"(node\d+)" -> "(node\d+)"(?: *// *[^\[]*)?(?: \[ style = (\w+) \])?', text):
-    na, nb = names.get(a, ""), names.get(b, "")
-    if na.startswith("kvscope") and nb.startswith("kvscope_") and na not in ("kvscope_tests", "kvscope_kernel_bench"):
-        edges.append((na, nb, style or "solid"))
+# Each edge line ends with a comment naming both targets: `"node3" -> "node2" [ style = dotted ] // a -> b`.
+for style, a, b in re.findall(r'-> "node\d+"(?: \[ style = (\w+) \])?\s*// (\S+) -> (\S+)', text):
+    if a.startswith("kvscope_") and b.startswith("kvscope_") and a not in ("kvscope_tests", "kvscope_kernel_bench"):
+        edges.append((a, b, style or "solid"))
 short = lambda n: "cli" if n == "kvscope_cli" else n.removeprefix("kvscope_")
 print("```mermaid\ngraph BT")
 for a, b, style in sorted(set(edges)):

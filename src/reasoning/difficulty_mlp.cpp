@@ -20,14 +20,14 @@ void dense(const float* w, const float* b, const float* x, float* y, int out, in
   for (int o = 0; o < out; ++o) y[o] = b[o] + kernels::dot_f32(w + static_cast<size_t>(o) * in, x, in);
 }
 
-void softmax(const float* z, double* p) {
+}  // namespace
+
+void class_probs(const float* z, double* p) {
   const double m = std::max({z[0], z[1], z[2]});
   double s = 0;
   for (int c = 0; c < kClasses; ++c) s += (p[c] = std::exp(z[c] - m));
   for (int c = 0; c < kClasses; ++c) p[c] /= s;
 }
-
-}  // namespace
 
 int Estimate::label() const {
   return static_cast<int>(std::max_element(probs.begin(), probs.end()) - probs.begin());
@@ -72,7 +72,7 @@ Estimate DifficultyMLP::estimate(const std::vector<float>& x) const {
   float z[kClasses];
   forward(xs.data(), h1.data(), h2.data(), z);
   Estimate e;
-  softmax(z, e.probs.data());
+  class_probs(z, e.probs.data());
   e.difficulty = 100.0 * (0.5 * e.probs[1] + e.probs[2]);
   e.confidence = *std::max_element(e.probs.begin(), e.probs.end());
   return e;

@@ -16,6 +16,9 @@ namespace kvscope::reasoning {
 
 inline constexpr int kClasses = 3;  // 0 fast, 1 mixed, 2 slow
 
+// Class probabilities from the MLP's kClasses logits (a softmax); shared with its training.
+void class_probs(const float* logits, double* probs);
+
 struct Estimate {
   double difficulty = 0;   // [0, 100]
   double confidence = 0;   // [0, 1]

@@ -52,13 +52,6 @@ struct Params {
   }
 };
 
-void softmax(const float* z, double* p) {
-  const double m = std::max({z[0], z[1], z[2]});
-  double s = 0;
-  for (int c = 0; c < kClasses; ++c) s += (p[c] = std::exp(z[c] - m));
-  for (int c = 0; c < kClasses; ++c) p[c] /= s;
-}
-
 }  // namespace
 
 TrainReport train_difficulty(DifficultyMLP& mlp, const std::vector<std::vector<float>>& X, const std::vector<int>& y,
@@ -110,7 +103,7 @@ TrainReport train_difficulty(DifficultyMLP& mlp, const std::vector<std::vector<f
       float z[kClasses];
       double p[kClasses];
       P.forward(&Xs[i * in], h1.data(), h2.data(), z);
-      softmax(z, p);
+      class_probs(z, p);
       loss -= std::log(std::max(p[y[i]], 1e-12));
       ok += std::max_element(p, p + kClasses) - p == y[i];
     }
@@ -137,7 +130,7 @@ TrainReport train_difficulty(DifficultyMLP& mlp, const std::vector<std::vector<f
         float z[kClasses];
         double p[kClasses];
         P.forward(x, h1.data(), h2.data(), z);
-        softmax(z, p);
+        class_probs(z, p);
         tr_loss -= std::log(std::max(p[y[i]], 1e-12));
         float dz[kClasses];
         for (int c = 0; c < kClasses; ++c) dz[c] = static_cast<float>(p[c] - (c == y[i]));
