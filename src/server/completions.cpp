@@ -84,6 +84,20 @@ struct Exchange {
     };
   }
 
+  void count_reasoning() {
+    Metrics& m = srv->metrics;
+    const json rep = rr->report();
+    m.reasoning_ended[static_cast<int>(rr->mode())].fetch_add(1);
+    if (rep.contains("switches"))
+      for (const auto& sw : rep["switches"]) {
+        const std::string a = sw.value("action", "");
+        if (a == "early_answer") m.reasoning_switches[0].fetch_add(1);
+        else if (a == "upgrade") m.reasoning_switches[1].fetch_add(1);
+        else if (a == "retry") m.reasoning_switches[2].fetch_add(1);
+      }
+    if (rep.value("source", "") != "requested" && rep.contains("confidence")) m.confidence.observe(rep["confidence"].get<double>());
+  }
+
   // After the last attempt ended: as `run --json` does, a stop other than EOS leaves the last token
   // without K/V, so one more step (its prefix from the prefix cache, already observed positions
   // ignored by the tap) computes it; then the scores are formed.
@@ -180,6 +194,7 @@ struct Exchange {
     completion = srv->reap(id);
     reaped = true;
     finish_signals();
+    if (rr) count_reasoning();
     srv->metrics.e2e.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   // Client gone or the write failed: stop the engine's work and take the request off the books.
@@ -351,6 +366,9 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, g.reasoning, question, x->salt,
                                            key + ";endpoint=" + (g.endpoint == Endpoint::Chat ? "chat" : "text"), render);
     x->prompt = x->rr->prompt();
+    const char* modes[] = {"auto", "fast", "mixed", "slow"};
+    for (int i = 0; i < 4; ++i)
+      if (g.reasoning == modes[i]) metrics.reasoning_started[i].fetch_add(1, std::memory_order_relaxed);
   } else {
     x->prompt = tokenize(g);
   }

@@ -174,6 +174,15 @@ TEST_F(ServerReasoning, ChatCompletionsWithAuto) {
                     {{"messages", {{{"role", "user"}, {"content", kQuestion}}}}, {"reasoning", "fast"}, {"max_tokens", 8}});
   ASSERT_EQ(fixed.status, 200) << fixed.body;
   EXPECT_EQ(fixed.j()["kvscope"]["reasoning"]["mode"], "fast");
+  const std::string m2 = http(port, "GET", "/metrics").body;
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_requests_started_total{mode=\"auto\"}"), 2) << m2;
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_requests_started_total{mode=\"fast\"}"), 1) << m2;
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_requests_ended_total{mode=\"fast\"}") +
+                metric(m2, "kvscope_reasoning_requests_ended_total{mode=\"mixed\"}") +
+                metric(m2, "kvscope_reasoning_requests_ended_total{mode=\"slow\"}"),
+            3);
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_confidence_count"), 2);
+  EXPECT_GE(metric(m2, "kvscope_kv_bytes_per_token"), 1);
   auto none = post(port, "/v1/chat/completions",
                    {{"messages", {{{"role", "system"}, {"content", "x"}}}}, {"reasoning", "fast"}});
   EXPECT_EQ(none.status, 400) << none.body;
