@@ -106,6 +106,7 @@ struct Exchange {
     size_t n_fed = sig->prompt.size() + (completion.tokens.empty() ? 0 : completion.tokens.size() - 1);
     const auto sr = completion.stop_reason;
     if (sr != StopReason::Eos && sr != StopReason::Cancelled && !completion.tokens.empty() &&
+        srv->state.load(std::memory_order_acquire) == State::Ready &&
         static_cast<int>(sig->prompt.size() + completion.tokens.size()) < limit) {
       Request r;
       r.prompt = sig->prompt;
@@ -114,8 +115,19 @@ struct Exchange {
       r.cache_salt = salt;
       r.sampling.temperature = 0;
       r.tap = sig->scorer.tap();
-      srv->engine->wait(srv->engine->submit(std::move(r)));
-      ++n_fed;
+      RequestId fid;
+      {
+        std::lock_guard lk(srv->live_mu);  // shutdown waits for (or cancels) it like any request
+        fid = srv->engine->submit(std::move(r));
+        srv->live.insert(fid);
+      }
+      const Completion fc = srv->engine->wait(fid);
+      {
+        std::lock_guard lk(srv->live_mu);
+        srv->live.erase(fid);
+      }
+      srv->live_cv.notify_all();
+      if (fc.stop_reason != StopReason::Cancelled) ++n_fed;
     }
     sig->result = sig->scorer.result(srv->engine->stats().bytes_per_token * n_fed).to_json();
   }
