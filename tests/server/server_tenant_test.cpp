@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -131,6 +132,12 @@ TEST(ServerTenants, PrefixCacheTimingDoesNotLeakAcrossKeys) {
     }
   }
   const double z_cross = mann_whitney_z(cross, fresh), z_own = mann_whitney_z(own, fresh);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("[ tenants ] median ms: B on A's prompt %.2f, fresh %.2f, A's repeat %.2f; z(B vs fresh) %.2f, z(A vs fresh) %.2f\n",
+              1e3 * median(cross), 1e3 * median(fresh), 1e3 * median(own), z_cross, z_own);
   // |z| < 3.29 is p > 0.001 two-sided: B on A's prompt is indistinguishable from a fresh prompt...
   EXPECT_LT(std::abs(z_cross), 3.29) << "B's time on A's prompt differs from a fresh prompt's";
   // ...while A's own repeat is clearly faster (the detector works on this machine right now).
