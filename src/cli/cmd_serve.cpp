@@ -35,6 +35,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--shutdown-grace", o->srv.shutdown_grace_s, "Seconds in-flight requests get at shutdown")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--signals", o->signals, "kvscope.signals (KV-CoE, MaxProb, perplexity, entropy) in every response: on | off")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  cmd->add_option("-n,--n-predict", o->srv.default_max_tokens,
+                  "max_tokens of requests that give none (0: 16 for completions, the rest of the context for chat)")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   cmd->add_option("--session-dir", o->srv.session_dir,
                   "Enable /v1/sessions: save and restore conversations' KV as files in this directory");
   cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");

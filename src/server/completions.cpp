@@ -393,7 +393,9 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                           ep == Endpoint::Chat ? "messages" : "prompt", "context_length_exceeded");
   int max_tokens = g.max_tokens;
   if (max_tokens == 0)  // reasoning requests are bounded by the mode's token cap instead
-    max_tokens = ep == Endpoint::Chat || x->rr ? limit - n_prompt : std::min(16, limit - n_prompt);
+    max_tokens = opt.default_max_tokens > 0 && !x->rr ? std::min(opt.default_max_tokens, limit - n_prompt)
+                 : ep == Endpoint::Chat || x->rr ? limit - n_prompt
+                                                 : std::min(16, limit - n_prompt);
   if (static_cast<int64_t>(n_prompt) + max_tokens > limit)
     throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however you requested " +
                               std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" + std::to_string(n_prompt) +

@@ -156,10 +156,12 @@ TEST(ServeFlags, StreamFinalChunkCarriesSignalsAndOffRemovesThem) {
 
   auto o = test_options();
   o.signals = false;
+  o.default_max_tokens = 3;  // serve -n 3
   srv = start_server(o);
-  auto r = post(srv->port(), "/v1/completions", {{"prompt", "Hi"}, {"max_tokens", 4}});
+  auto r = post(srv->port(), "/v1/completions", {{"prompt", "Hi"}, {"temperature", 0}});
   ASSERT_EQ(r.status, 200);
   EXPECT_FALSE(r.j()["kvscope"].contains("signals")) << r.body;
+  EXPECT_LE(r.j()["usage"]["completion_tokens"].get<int>(), 3);  // no max_tokens: serve's -n
 }
 
 TEST(ServeFlags, LlamaCppSpellings) {
