@@ -1,6 +1,7 @@
 // Why a generation ended. Strings only at the CLI/JSON edge (stop_reason_name); OpenAI's
 // finish_reason is derived from it in the server.
 #pragma once
+#include <iosfwd>
 #include <string_view>
 
 namespace kvscope {
@@ -16,5 +17,6 @@ enum class StopReason {
 };
 
 std::string_view stop_reason_name(StopReason r);  // "eos", "stop", "length", "context", "cancelled", "early_answer"
+std::ostream& operator<<(std::ostream& os, StopReason r);  // its name (test messages, logs)
 
 }  // namespace kvscope

@@ -1,6 +1,8 @@
 #include "core/mode.h"
 #include "core/stop_reason.h"
 
+#include <ostream>
+
 namespace kvscope {
 
 std::string_view mode_name(Mode m) {
@@ -31,5 +33,7 @@ std::string_view stop_reason_name(StopReason r) {
   }
   return "none";
 }
+
+std::ostream& operator<<(std::ostream& os, StopReason r) { return os << stop_reason_name(r); }
 
 }  // namespace kvscope
