@@ -27,7 +27,6 @@ struct Opts {
   int prompt_len = 128, gen_len = 64, prompt_len_max = 0, gen_len_max = 0, budget = 512, kv_mem_mib = 0;
   int reps = 1, session_history = 0;
   uint64_t seed = 1;
-  std::string kv_type;  // "": from --cache-type-k/-v and --kv-layer-types
   bool json = false;
 };
 
@@ -45,12 +44,7 @@ std::vector<int32_t> random_prompt(std::mt19937_64& rng, int n, int n_vocab) {
   return p;
 }
 
-// --kv-type X sets K and V alike; otherwise the shared --cache-type-k/-v and --kv-layer-types.
-KVCacheTypes kv_types(const Opts& o) {
-  ModelOpts m = o.model;
-  if (!o.kv_type.empty()) m.cache_type_k = m.cache_type_v = o.kv_type;
-  return m.kv_types();
-}
+KVCacheTypes kv_types(const Opts& o) { return o.model.kv_types(); }
 
 EngineParams engine_params(const Opts& o, int max_seqs, size_t kv_bytes) {
   EngineParams ep;
@@ -176,7 +170,6 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--gen-len-max", o->gen_len_max, "Mixed lengths: generation length uniform in [gen-len, this]")->check(CLI::Range(0, 1 << 16));
   cmd->add_option("--batch-tokens", o->budget, "Token budget per engine step")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB (0: enough for the largest level)")->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--kv-type", o->kv_type, "KV element type for K and V (same as --cache-type-k X --cache-type-v X)");
   cmd->add_option("--reps", o->reps, "Repetitions per level; the median is reported")->check(CLI::Range(1, 100));
   cmd->add_option("--seed", o->seed, "Seed of the random prompts and lengths");
   cmd->add_option("--session-history", o->session_history,

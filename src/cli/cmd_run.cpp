@@ -1,10 +1,15 @@
 // kvscope run: generate a continuation of a prompt (or a chat reply with --chat).
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/context.h"
+#include "engine/engine.h"
 #include "model/fingerprint.h"
 #include "reasoning/adaptive_generate.h"
 #include "signals/scored_generation.h"
@@ -13,22 +18,88 @@
 
 namespace kvscope::cli {
 
+namespace {
+
+struct Opts {
+  ModelOpts model;
+  SamplingOpts sampling;
+  std::string prompt, system, prompt_file, session_file;
+  int n_predict = 128;
+  bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
+  std::string signal_layers = "mid";
+  std::string reasoning;
+  ReasoningOpts ro;
+};
+
+// --session-file: the engine's sessions. A prompt that begins with the saved history computes only
+// its new tokens; the history (prompt + generated) is saved for the next run. A damaged file or
+// one of another model or KV types is an error naming the problem (nothing is overwritten then).
+void run_with_session(const Model& model, const Opts& o, const std::vector<int32_t>& ids, const SamplingParams& sp) {
+  EngineParams ep;
+  ep.n_threads = o.model.threads;
+  ep.n_ctx = o.model.ctx;
+  ep.kv_type = o.model.kv_types();
+  ep.max_seqs = 1;
+  Engine eng(model, ep);
+  const std::string sid = "run";
+  if (std::filesystem::exists(o.session_file)) {
+    try {
+      eng.restore_session(sid, o.session_file);
+    } catch (const InputError& e) {
+      throw InputError("--session-file " + o.session_file + ": " + e.what());
+    }
+  }
+  if (static_cast<int>(ids.size()) >= eng.max_seq_tokens())
+    throw LimitError("prompt too long: " + std::to_string(ids.size()) + " tokens exceed the context of " +
+                     std::to_string(eng.max_seq_tokens()));
+  Request r;
+  r.prompt = ids;
+  r.sampling = sp;
+  r.max_tokens = std::max(1, std::min(o.n_predict, eng.max_seq_tokens() - static_cast<int>(ids.size())));
+  r.session_id = sid;
+  tok::StreamDecoder dec(model.tokenizer());
+  std::string text;
+  r.on_token = [&](const TokenEvent& e) {
+    std::string piece = e.finished ? dec.flush() : e.token >= 0 ? dec.push(e.token) : std::string();
+    text += piece;
+    if (!o.json && !piece.empty()) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    }
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const RequestId id = eng.submit(std::move(r));
+  while (eng.step()) {
+  }
+  const Completion c = eng.wait(id);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::string tmp = o.session_file + ".tmp";
+  eng.save_session(sid, tmp);
+  std::filesystem::rename(tmp, o.session_file);
+  if (o.json) {
+    nlohmann::json j = {{"text", text},          {"tokens", c.tokens}, {"prompt_tokens", c.n_prompt},
+                        {"prompt_tokens_cached", c.n_cached}, {"stop_reason", stop_reason_name(c.stop_reason)},
+                        {"ms", ms}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("\n");
+    std::fprintf(stderr, "[%d prompt tokens (%d from %s), %zu generated in %.1f ms, stop: %s]\n", c.n_prompt, c.n_cached,
+                 o.session_file.c_str(), c.tokens.size(), ms, std::string(stop_reason_name(c.stop_reason)).c_str());
+  }
+}
+
+}  // namespace
+
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Generate text from a prompt");
-  struct Opts {
-    ModelOpts model;
-    SamplingOpts sampling;
-    std::string prompt, system;
-    int n_predict = 128;
-    bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
-    std::string signal_layers = "mid";
-    std::string reasoning;
-    ReasoningOpts ro;
-  };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
   add_sampling_options(cmd, o->sampling);
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
+  cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from this file (as llama.cpp's -f)")->excludes("--prompt");
+  cmd->add_option("--session-file", o->session_file,
+                  "Load the KV of the prompt's earlier part from this file when it exists, save it after (as "
+                  "llama.cpp's --prompt-cache)");
   cmd->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--chat", o->chat, "Wrap the prompt in the model's chat template as a user message");
   cmd->add_option("--system", o->system, "System message (with --chat)");
@@ -47,6 +118,11 @@ void add_run_command(CLI::App& app) {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     SamplingParams sp = o->sampling.params();
+    if (!o->prompt_file.empty()) {
+      std::ifstream f(o->prompt_file, std::ios::binary);
+      if (!f) throw InputError("cannot read the prompt file " + o->prompt_file);
+      o->prompt.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
     if (o->prompt.empty()) throw InputError("empty prompt (give -p TEXT)");
     if (!tok::is_valid_utf8(o->prompt)) throw InputError("prompt is not valid UTF-8");
     if (!o->reasoning.empty()) {
@@ -88,6 +164,10 @@ void add_run_command(CLI::App& app) {
       ids = encode_chat(*model, msgs);
     } else {
       ids = model->tokenizer().encode(o->prompt, true, false);
+    }
+    if (!o->session_file.empty()) {
+      run_with_session(*model, *o, ids, sp);
+      return;
     }
     Context ctx(*model, o->model.context_params());
     if (static_cast<int>(ids.size()) > ctx.n_ctx())

@@ -16,14 +16,12 @@ void add_serve_command(CLI::App& app) {
     ModelOpts model;
     server::ServerOptions srv;
     int kv_mem_mib = 256, batch_tokens = 256, max_seqs = 64;
-    std::string kv_type = "f32";
     size_t max_body_kib = 1024;
     ReasoningOpts reasoning;
+    std::string signals = "on";
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("-m,--model", o->model.path, "GGUF model file (default: the embedded model)");
-  cmd->add_option("-t,--threads", o->model.threads, "Compute threads (0: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("-c,--ctx-size", o->model.ctx, "Context per sequence (0: the model's)")->check(CLI::Range(0, 1 << 20));
+  add_model_options(cmd, o->model);  // -m -t -c -b and the KV types, as in run
   cmd->add_option("--host", o->srv.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", o->srv.port, "Port (0: any free port, printed at start)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--model-id", o->srv.model_id, "Model name clients send (default: the file's stem)");
@@ -32,10 +30,16 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-queue", o->srv.max_queue, "Requests in flight at most; more get 429")->check(CLI::Range(1, 1 << 16))->capture_default_str();
   cmd->add_option("--max-body", o->max_body_kib, "Largest request body in KiB (413 beyond)")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB")->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  cmd->add_option("--kv-type", o->kv_type, "KV element type: f32 | f16")->capture_default_str();
   cmd->add_option("--batch-tokens", o->batch_tokens, "Token budget per engine step")->check(CLI::Range(1, 1 << 16))->capture_default_str();
-  cmd->add_option("--max-seqs", o->max_seqs, "Sequences run at once")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmd->add_option("--max-seqs,--parallel", o->max_seqs, "Sequences run at once")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--shutdown-grace", o->srv.shutdown_grace_s, "Seconds in-flight requests get at shutdown")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+  cmd->add_option("--signals", o->signals, "kvscope.signals (KV-CoE, MaxProb, perplexity, entropy) in every response: on | off")
+      ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  cmd->add_option("-n,--n-predict", o->srv.default_max_tokens,
+                  "max_tokens of requests that give none (0: 16 for completions, the rest of the context for chat)")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  cmd->add_option("--session-dir", o->srv.session_dir,
+                  "Enable /v1/sessions: save and restore conversations' KV as files in this directory");
   cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");
   add_reasoning_options(cmd, o->reasoning);
   const char* g = "Adaptive reasoning";
@@ -48,7 +52,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--analysis-interval", o->srv.analysis_interval_ms,
                   "Asynchronous re-estimation period in ms (0: decide once per request)")
       ->check(CLI::Range(0, 60000))->capture_default_str()->group(g);
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     server::ServerOptions so = o->srv;
     so.difficulty_path = o->reasoning.difficulty;
     so.controller = o->reasoning.controller();
@@ -56,10 +60,12 @@ void add_serve_command(CLI::App& app) {
     so.engine.n_threads = o->model.threads;
     so.engine.n_ctx = o->model.ctx;
     so.engine.kv_mem_bytes = size_t(o->kv_mem_mib) << 20;
-    so.engine.kv_type = kernels::dtype_from_name(o->kv_type);
-    so.engine.max_batch_tokens = o->batch_tokens;
+    so.engine.kv_type = o->model.kv_types();  // InputError names a bad type or map before loading
+    // -b (llama.cpp's logical batch) and --batch-tokens both set the engine's per-step token budget.
+    so.engine.max_batch_tokens = cmd->get_option("--batch-size")->count() ? o->model.batch : o->batch_tokens;
     so.engine.max_seqs = o->max_seqs;
     so.max_body_bytes = o->max_body_kib << 10;
+    so.signals = o->signals == "on";
     // Signals are taken synchronously by this thread; every server thread inherits the mask.
     sigset_t sigs;
     sigemptyset(&sigs);

@@ -30,6 +30,10 @@ void add_perplexity_command(CLI::App& app);
 std::string default_model_path();
 std::string resolve_model(const std::string& given);
 
+// llama.cpp's flag spellings (-ngl, -fa, -cb, -ctk, -ctv, -np, and "=value" forms) mapped to
+// kvscope's, or dropped where they mean nothing here; argv[0] excluded. Applied before parsing.
+std::vector<std::string> rewrite_llama_flags(const std::vector<std::string>& args);
+
 // Parses "1,2,3" into token ids; throws InputError naming the bad item.
 std::vector<int32_t> parse_token_list(const std::string& s);
 

@@ -1,4 +1,5 @@
 // kvscope: command-line entry point. Errors in user input end with one line on stderr and exit 1.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -9,6 +10,7 @@
 int main(int argc, char** argv) {
   kvscope::util::check_environment();
   CLI::App app{"kvscope: an LLM inference engine in which the KV cache is also a signal"};
+  app.name("kvscope");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for all subcommands");
   kvscope::cli::add_run_command(app);
@@ -30,7 +32,10 @@ int main(int argc, char** argv) {
   kvscope::cli::add_inspect_command(app);
   kvscope::cli::add_perplexity_command(app);
   try {
-    app.parse(argc, argv);
+    // CLI11 wants the arguments in reverse order when given a vector.
+    std::vector<std::string> args = kvscope::cli::rewrite_llama_flags(std::vector<std::string>(argv + 1, argv + argc));
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const kvscope::InputError& e) {

@@ -16,6 +16,7 @@ void add_model_options(CLI::App* cmd, ModelOpts& o) {
   cmd->add_flag("--swa-full", o.swa_full,
                 "Keep every position of sliding-window layers (gemma) instead of releasing blocks that left the window");
   const std::string types = std::string("KV cache element type: ") + kv_type_names();
+  cmd->add_option("--kv-type", o.kv_type, "KV cache element type for K and V alike (" + std::string(kv_type_names()) + ")");
   cmd->add_option("--cache-type-k", o.cache_type_k, types + " (K)")->capture_default_str();
   cmd->add_option("--cache-type-v", o.cache_type_v, types + " (V)")->capture_default_str();
   cmd->add_option("--kv-layer-types", o.kv_layer_types,
@@ -24,7 +25,8 @@ void add_model_options(CLI::App* cmd, ModelOpts& o) {
 }
 
 KVCacheTypes ModelOpts::kv_types() const {
-  KVCacheTypes t(kv_type_from_name(cache_type_k), kv_type_from_name(cache_type_v));
+  KVCacheTypes t(kv_type_from_name(kv_type.empty() ? cache_type_k : kv_type),
+                 kv_type_from_name(kv_type.empty() ? cache_type_v : kv_type));
   if (!kv_layer_types.empty()) {
     std::string spec = kv_layer_types;
     if (spec[0] == '@') {

@@ -18,11 +18,14 @@ struct ModelOpts {
   int threads = 0, ctx = 0, batch = 512;
   // F16 K/V by default, as llama.cpp (half the memory of F32; --cache-type-k/-v f32 for exact F32).
   std::string cache_type_k = "f16", cache_type_v = "f16", kv_layer_types;
+  std::string kv_type;  // --kv-type X: K and V alike (overrides --cache-type-k/-v)
   bool swa_full = false;
-  // --cache-type-k/-v and --kv-layer-types; InputError on bad names or maps.
+  // --kv-type, --cache-type-k/-v and --kv-layer-types; InputError on bad names or maps.
   KVCacheTypes kv_types() const;
   ContextParams context_params() const { return {ctx, threads, batch, kv_types(), swa_full}; }
 };
+// The engine flags every model-running command shares (run, serve, bench-serve, the eval commands):
+// one definition, so a flag means the same everywhere.
 void add_model_options(CLI::App* cmd, ModelOpts& o);
 
 struct SamplingOpts {

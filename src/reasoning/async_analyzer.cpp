@@ -42,9 +42,18 @@ void AsyncAnalyzer::unwatch(const std::shared_ptr<Watch>& w) {
   watches_.erase(std::remove(watches_.begin(), watches_.end(), w), watches_.end());
 }
 
+void AsyncAnalyzer::count_token(Watch& w) {
+  const int g = w.generated.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (g % w.every != 0) return;
+  due_.fetch_add(1, std::memory_order_relaxed);
+  woken_.store(true, std::memory_order_release);
+  cv_.notify_one();
+}
+
 AsyncAnalyzer::Stats AsyncAnalyzer::stats() const {
   std::lock_guard<std::mutex> lk(mu_);
   Stats s = stats_;
+  s.due = due_.load(std::memory_order_relaxed);
   s.watched = static_cast<int>(watches_.size());
   return s;
 }
@@ -52,12 +61,11 @@ AsyncAnalyzer::Stats AsyncAnalyzer::stats() const {
 void AsyncAnalyzer::loop() {
   using clock = std::chrono::steady_clock;
   std::unique_lock<std::mutex> lk(mu_);
-  auto next = clock::now();
   while (!stop_) {
-    next += std::chrono::milliseconds(interval_ms_);
-    cv_.wait_until(lk, next, [&] { return stop_; });
+    // Woken by token counts (count_token); the interval tick is the fallback for a missed wake-up.
+    const auto next = clock::now() + std::chrono::milliseconds(interval_ms_);
+    cv_.wait_until(lk, next, [&] { return stop_ || woken_.exchange(false, std::memory_order_acq_rel); });
     if (stop_) break;
-    if (clock::now() > next + std::chrono::milliseconds(interval_ms_)) next = clock::now();  // fell behind: no burst
     auto snapshot = watches_;
     ++stats_.ticks;
     lk.unlock();

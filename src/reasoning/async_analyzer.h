@@ -5,6 +5,7 @@
 // never waits for the MLP. What the controller decides is left in the watch for the request's own
 // thread to act on (answer early, restart slower).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -28,7 +29,8 @@ class AsyncAnalyzer {
     std::mutex mu;                           // guards ctl and last_checked
     Controller ctl;
     int last_checked = 0;
-    explicit Watch(Controller c) : ctl(std::move(c)) {}
+    const int every;                         // the controller's check_every
+    explicit Watch(Controller c) : ctl(std::move(c)), every(std::max(1, ctl.config().check_every)) {}
     // The request's thread, after acting on an action: a new attempt starts counting from zero.
     void resume();
   };
@@ -40,9 +42,13 @@ class AsyncAnalyzer {
 
   std::shared_ptr<Watch> watch(DifficultyTap& tap, Controller ctl);
   void unwatch(const std::shared_ptr<Watch>& w);
+  // The step thread, per generated token of a watched attempt: counts it and, every check_every
+  // tokens, wakes the analysis thread (no lock taken; a missed wake-up waits for the next tick).
+  void count_token(Watch& w);
 
   struct Stats {
     uint64_t ticks = 0, estimates = 0;
+    uint64_t due = 0;  // re-estimates that came due (every check_every tokens); estimates: done
     double estimate_ms_total = 0;
     int watched = 0;
   };
@@ -56,6 +62,8 @@ class AsyncAnalyzer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  std::atomic<bool> woken_{false};
+  std::atomic<uint64_t> due_{0};
   std::vector<std::shared_ptr<Watch>> watches_;
   Stats stats_;
   std::thread thread_;

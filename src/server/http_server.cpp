@@ -121,6 +121,7 @@ void Server::Impl::load_model() {
     setup_reasoning(*m);
     auto eng = std::make_unique<Engine>(*m, opt.engine);
     eng->start();
+    metrics.kv_types = opt.engine.kv_type.describe();  // published by the state change below
     std::lock_guard lk(state_mu);
     model = std::move(m);
     engine = std::move(eng);
@@ -144,6 +145,33 @@ Completion Server::Impl::reap(RequestId id) {
   live_cv.notify_all();
   metrics.in_flight.fetch_sub(1, std::memory_order_relaxed);
   return c;
+}
+
+// Adaptive reasoning's part of /metrics: the decision cache and the asynchronous analyzer.
+std::string Server::Impl::reasoning_metrics() const {
+  if (state.load(std::memory_order_acquire) < State::Ready) return "";
+  std::string out;
+  auto line = [&out](const char* name, const char* type, const char* help, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.9g", v);
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + b + "\n";
+  };
+  if (reasoning.cache) {
+    const auto c = reasoning.cache->stats();
+    line("kvscope_decision_cache_hits_total", "counter", "Reasoning decisions served from the decision cache.", double(c.hits));
+    line("kvscope_decision_cache_misses_total", "counter", "Reasoning decisions the cache did not have.", double(c.misses));
+    line("kvscope_decision_cache_redis_up", "gauge", "1 while the Redis of the decision cache is connected (0: down or none).",
+         c.redis_connected ? 1 : 0);
+  }
+  if (reasoning.analyzer) {
+    const auto a = reasoning.analyzer->stats();
+    line("kvscope_reestimates_due_total", "counter", "Re-estimates of difficulty that came due (every check_every tokens).",
+         double(a.due));
+    line("kvscope_reestimates_done_total", "counter", "Re-estimates of difficulty the analyzer carried out.", double(a.estimates));
+    line("kvscope_analyzer_lag", "gauge", "Re-estimates due but not (yet) done.",
+         a.due > a.estimates ? double(a.due - a.estimates) : 0.0);
+  }
+  return out;
 }
 
 void Server::Impl::setup_routes() {
@@ -208,14 +236,18 @@ void Server::Impl::setup_routes() {
   h.Get("/metrics", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
           std::optional<EngineStats> st;
           if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
-          res.set_content(metrics.render(st ? &*st : nullptr), "text/plain; version=0.0.4; charset=utf-8");
+          res.set_content(metrics.render(st ? &*st : nullptr) + reasoning_metrics(), "text/plain; version=0.0.4; charset=utf-8");
         }));
   auto model_obj = [this] {
     return json{{"id", model_id},
                 {"object", "model"},
                 {"created", created},
                 {"owned_by", "kvscope"},
-                {"kvscope", {{"n_ctx", engine->max_seq_tokens()}, {"chat_template", tok::chat_format_name(chat_format)}}}};
+                {"kvscope",
+                 {{"n_ctx", engine->max_seq_tokens()},
+                  {"chat_template", tok::chat_format_name(chat_format)},
+                  {"kv_types", metrics.kv_types},
+                  {"kv_bytes_per_token", engine->stats().bytes_per_token}}}};
   };
   h.Get("/v1/models", guarded(this, [this, model_obj](const httplib::Request&, httplib::Response& res) {
           require_serving();
@@ -232,6 +264,15 @@ void Server::Impl::setup_routes() {
            require_serving();
            res.set_content(dump(embeddings_response(*this, parse_json_body(req.body))), "application/json");
          }));
+  h.Post(R"(/v1/sessions/([^/]*)/(save|restore))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+           res.set_content(dump(session_request(req, req.matches[1], req.matches[2])), "application/json");
+         }));
+  h.Delete(R"(/v1/sessions/([^/]*))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+             res.set_content(dump(session_request(req, req.matches[1], "delete")), "application/json");
+           }));
+  h.Get("/v1/sessions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+          res.set_content(dump(session_list(req)), "application/json");
+        }));
   h.Post("/v1/completions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            handle_generation(req, res, Endpoint::Completions);
          }));

@@ -50,7 +50,8 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
 Metrics::Metrics()
     : ttft({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
       itl({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
-      e2e({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}) {}
+      e2e({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
+      confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}) {}
 
 std::string Metrics::render(const EngineStats* e) const {
   std::string out;
@@ -68,11 +69,32 @@ std::string Metrics::render(const EngineStats* e) const {
   ttft.render(out, "kvscope_time_to_first_token_seconds", "Time from a request's arrival to its first generated token.");
   itl.render(out, "kvscope_inter_token_latency_seconds", "Time between consecutive generated tokens of a request.");
   e2e.render(out, "kvscope_request_duration_seconds", "Time from a request's arrival to its last token.");
+  {
+    auto family = [&out](const char* name, const char* help, const char* label, std::initializer_list<const char*> values,
+                         const std::atomic<uint64_t>* v) {
+      out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+      size_t i = 0;
+      for (const char* x : values) out += std::string(name) + "{" + label + "=\"" + x + "\"} " + num(double(v[i++].load())) + "\n";
+    };
+    family("kvscope_reasoning_requests_started_total", "Reasoning requests started, by requested mode.", "mode",
+           {"auto", "fast", "mixed", "slow"}, reasoning_started);
+    family("kvscope_reasoning_requests_ended_total", "Reasoning requests ended, by final mode.", "mode",
+           {"fast", "mixed", "slow"}, reasoning_ended);
+    family("kvscope_reasoning_switches_total", "Mode switches of reasoning requests, by kind.", "kind",
+           {"early_answer", "upgrade", "retry"}, reasoning_switches);
+    confidence.render(out, "kvscope_reasoning_confidence", "The difficulty estimator's confidence of auto decisions.");
+  }
   if (e) {
     scalar(out, "kvscope_kv_blocks_total", "gauge", "KV cache blocks in the pool.", e->blocks.total);
     scalar(out, "kvscope_kv_blocks_used", "gauge", "KV cache blocks referenced by sequences or sessions.", e->blocks.used);
     scalar(out, "kvscope_kv_blocks_cached", "gauge", "Free KV blocks still holding a reusable prefix.", e->blocks.cached_free);
     scalar(out, "kvscope_kv_block_size_tokens", "gauge", "Tokens per KV block.", e->block_size);
+    scalar(out, "kvscope_kv_bytes_per_token", "gauge", "KV cache bytes per token (all layers, K and V).",
+           double(e->bytes_per_token));
+    std::string types;  // a label value: escape backslash, quote and newline as the format requires
+    for (char c : kv_types) types += c == '"' ? std::string("\\\"") : c == '\\' ? std::string("\\\\") : c == '\n' ? std::string("\\n") : std::string(1, c);
+    out += "# HELP kvscope_kv_cache_info The KV cache element types (always 1).\n# TYPE kvscope_kv_cache_info gauge\n"
+           "kvscope_kv_cache_info{types=\"" + types + "\"} 1\n";
     scalar(out, "kvscope_prefix_cache_queries_total", "counter", "Full prompt blocks looked up in the prefix cache.",
            double(e->blocks.prefix_queries));
     scalar(out, "kvscope_prefix_cache_hits_total", "counter", "Prefix cache lookups that found a block.",

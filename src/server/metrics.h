@@ -33,6 +33,12 @@ struct Metrics {
   std::atomic<uint64_t> prompt_tokens{0}, generation_tokens{0};
   std::atomic<int64_t> in_flight{0};
   Histogram ttft, itl, e2e;
+  // Adaptive reasoning: requests started by requested mode (auto, fast, mixed, slow), ended by final
+  // mode (fast, mixed, slow), switches by kind (early_answer, upgrade, retry), and the estimator's
+  // confidence of each auto decision.
+  std::atomic<uint64_t> reasoning_started[4]{}, reasoning_ended[3]{}, reasoning_switches[3]{};
+  Histogram confidence;
+  std::string kv_types;  // the engine's K/V types ("k=int8 v=int8" or the per-layer map); set before serving
 
   // The whole exposition; `engine` is null while the model loads.
   std::string render(const EngineStats* engine) const;

@@ -11,9 +11,10 @@ using reasoning::Controller;
 using reasoning::Mode;
 
 ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
-                           uint64_t cache_salt, const std::string& params_key)
-    : rc_(rc), engine_(engine), question_(question) {
+                           uint64_t cache_salt, const std::string& params_key, Render render)
+    : rc_(rc), engine_(engine), question_(question), render_(std::move(render)) {
   const auto& tk = engine.model().tokenizer();
+  if (!render_) render_ = [&tk](const std::string& text) { return tk.encode(text, true, false); };
   question_tokens_ = tk.encode(question, true, false);
   cue_ = tk.encode(rc.format.answer_cue, false, false);
   for (int32_t t : cue_) cue_text_ += tk.token_to_piece(t);
@@ -31,7 +32,10 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
     const int nq = static_cast<int>(question_tokens_.size());
     tap_ = std::make_unique<reasoning::DifficultyTap>(engine.model().hparams(), spec.layers, spec.pre_rope,
                                                       spec.window_end(nq), nq);
-    hash_ = reasoning::request_hash(rc.fingerprint, question_tokens_, params_key);
+    // The tenant's salt is part of the key (memory and Redis alike): without it, a hit would tell one
+    // tenant what another asked (source "cache", no estimate time).
+    hash_ = reasoning::request_hash(rc.fingerprint, question_tokens_,
+                                    params_key + ";salt=" + std::to_string(cache_salt));
     const auto t0 = std::chrono::steady_clock::now();
     if (auto d = rc.cache->get(hash_)) {
       choice_ = {d->mode, d->difficulty, d->confidence, d->reason};
@@ -62,7 +66,7 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
       ctl_ = std::make_unique<Controller>(std::move(ctl));
     if (rc.controller.retry_below > 0) answer_stats_ = std::make_shared<AnswerStats>();
   }
-  prompt_ = tk.encode(rc.format.prompt(question_, mode_), true, false);
+  prompt_ = render_(rc.format.prompt(question_, mode_));
 }
 
 ReasoningRun::~ReasoningRun() {
@@ -104,14 +108,15 @@ void ReasoningRun::attach(Request& r) {
   std::string cue = cue_text_;
   if (const size_t b = cue.find_first_not_of(' '); b != std::string::npos) cue.erase(0, b);
   // The last few characters of the attempt's text, to notice the model writing the answer cue.
-  r.on_token = [inner = std::move(inner), w, tk, cue, tail = std::string()](const TokenEvent& e) mutable {
+  auto* analyzer = rc_.analyzer.get();  // outlives requests (torn down after the engine stops)
+  r.on_token = [inner = std::move(inner), w, analyzer, tk, cue, tail = std::string()](const TokenEvent& e) mutable {
     if (!e.finished) {
       if (e.token >= 0 && !w->answer_started.load(std::memory_order_relaxed)) {
         tail += tk->token_to_piece(e.token);
         if (tail.find(cue) != std::string::npos) w->answer_started.store(true);
         if (tail.size() > 2 * cue.size() + 16) tail.erase(0, tail.size() - cue.size());
       }
-      w->generated.fetch_add(1, std::memory_order_relaxed);
+      analyzer->count_token(*w);
     }
     inner(e);
   };
@@ -139,7 +144,7 @@ std::vector<int32_t> ReasoningRun::next(Switch s, const std::vector<int32_t>& ge
     std::lock_guard<std::mutex> lk(watch_->mu);
     mode_ = watch_->ctl.mode();
   }
-  prompt_ = engine_.model().tokenizer().encode(rc_.format.prompt(question_, mode_), true, false);
+  prompt_ = render_(rc_.format.prompt(question_, mode_));
   watch_->resume();
   return prompt_;
 }
@@ -170,7 +175,7 @@ bool ReasoningRun::retry_after_answer(int generated, bool can_restart, int limit
     }
     if (!ctl->check_answer(generated, answer_confidence_)) return false;
     to = ctl->mode();
-    retry_prompt = engine_.model().tokenizer().encode(rc_.format.prompt(question_, to), true, false);
+    retry_prompt = render_(rc_.format.prompt(question_, to));
     const char* refused = !can_restart ? "the stream already sent text"
                           : static_cast<int>(retry_prompt.size()) + 1 >= limit ? "the slower mode's prompt does not fit the context"
                                                                              : nullptr;

@@ -12,6 +12,7 @@
 // below the controller's retry_below retries it in the next slower mode (not once a stream has
 // sent text, for the same reason).
 #pragma once
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -33,8 +34,11 @@ class ReasoningRun {
   enum class Switch { None, EarlyAnswer, Upgrade };
 
   // Decides the mode; throws ApiError (400) for auto when the server has no estimator.
+  // render: the tokens of an attempt's prompt from its text (question + mode line); null encodes the
+  // text as is (completions); chat requests render it with the model's chat template.
+  using Render = std::function<std::vector<int32_t>(const std::string& text)>;
   ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
-               uint64_t cache_salt, const std::string& params_key);
+               uint64_t cache_salt, const std::string& params_key, Render render = nullptr);
   ~ReasoningRun();
 
   // The prompt of the current attempt (question + mode line).
@@ -70,6 +74,7 @@ class ReasoningRun {
   ReasoningContext& rc_;
   Engine& engine_;
   std::string question_;
+  Render render_;
   bool auto_ = false, answering_ = false;
   std::string source_;  // requested | cache | estimate
   reasoning::Mode mode_ = reasoning::Mode::Slow;

@@ -37,6 +37,11 @@ struct ServerOptions {
   reasoning::ControllerConfig controller;
   reasoning::ReasoningFormat reasoning_format;
   reasoning::DecisionCacheOptions decision_cache;  // redis_url "" keeps decisions in memory only
+  // kvscope.signals (KV-CoE, MaxProb, perplexity, entropy) on every completion; false removes them
+  // and their cost (no tap, no logits statistics).
+  bool signals = true;
+  int default_max_tokens = 0;        // -n: max_tokens of requests that give none (0: 16 for completions, the context for chat)
+  std::string session_dir;           // non-empty: /v1/sessions saves and restores sessions here
   int analysis_interval_ms = 50;     // the asynchronous analyzer's period; 0 turns re-estimation off
 };
 

@@ -66,6 +66,7 @@ struct Server::Impl {
   std::set<RequestId> live;
 
   void setup_routes();
+  std::string reasoning_metrics() const;
   void load_model();
   void setup_reasoning(const Model& m);
   // Throws ApiError 503 unless the model is ready and the server is not shutting down.
@@ -76,6 +77,11 @@ struct Server::Impl {
   std::vector<int32_t> tokenize(const GenRequest& g) const;
   // The prompt as text (completions text prompt, or the rendered chat), for reasoning's mode line.
   std::string prompt_text(const GenRequest& g) const;
+  // /v1/sessions (sessions.cpp). The engine's session id and the file of a tenant's session.
+  std::string session_key(uint64_t tenant, const std::string& id) const;
+  std::string session_path(uint64_t tenant, const std::string& id) const;
+  json session_request(const httplib::Request& req, const std::string& id, const std::string& action);
+  json session_list(const httplib::Request& req);
   // Takes the finished engine request off the live set (waits for its final event if needed).
   Completion reap(RequestId id);
 };
@@ -84,6 +90,8 @@ struct Server::Impl {
 json parse_json_body(const std::string& body);
 void write_error(httplib::Response& res, const ApiError& e);
 uint64_t hash_bytes(const std::string& s, uint64_t seed);
+// InputError-like 400 unless id is a safe session id.
+void validate_session_id(const std::string& id, const char* param);
 // POST /v1/embeddings: the body's answer (throws ApiError).
 json embeddings_response(const Server::Impl& s, const json& body);
 

@@ -141,3 +141,49 @@ TEST_F(ServerReasoning, DecisionsGoToRedis) {
   EXPECT_GT(ttl, 0);
   EXPECT_LE(ttl, 600);
 }
+
+// Chat completions take "reasoning" too: the last user message is the question, the chat template
+// renders it with the mode line; auto estimates once and serves the repeat from the cache.
+TEST_F(ServerReasoning, ChatCompletionsWithAuto) {
+  auto srv = start_server(reasoner_options());
+  const int port = srv->port();
+  const json body = {{"messages", {{{"role", "system"}, {"content", "Answer briefly."}}, {{"role", "user"}, {"content", kQuestion}}}},
+                     {"reasoning", "auto"}, {"temperature", 0}, {"max_tokens", 60}};
+  auto a = post(port, "/v1/chat/completions", body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json ra = a.j()["kvscope"]["reasoning"];
+  EXPECT_EQ(ra["source"], "estimate");
+  EXPECT_TRUE(ra["initial_mode"] == "fast" || ra["initial_mode"] == "mixed" || ra["initial_mode"] == "slow") << ra.dump();
+  EXPECT_EQ(a.j()["object"], "chat.completion");
+  EXPECT_FALSE(a.j()["choices"][0]["message"]["content"].get<std::string>().empty());
+  // Re-estimation is woken by token counts: every 5 generated tokens one comes due and is done.
+  const int gen = a.j()["usage"]["completion_tokens"].get<int>();
+  const std::string m = http(port, "GET", "/metrics").body;
+  const double due = metric(m, "kvscope_reestimates_due_total"), done = metric(m, "kvscope_reestimates_done_total");
+  if (gen >= 10) {
+    EXPECT_GE(due, 1) << m;
+  }
+  EXPECT_GE(done, 0) << m;
+  EXPECT_LE(done, due) << m;
+  EXPECT_EQ(metric(m, "kvscope_decision_cache_misses_total"), 1);
+  auto b = post(port, "/v1/chat/completions", body);
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(b.j()["kvscope"]["reasoning"]["source"], "cache");
+  EXPECT_EQ(metric(http(port, "GET", "/metrics").body, "kvscope_decision_cache_hits_total"), 1);
+  auto fixed = post(port, "/v1/chat/completions",
+                    {{"messages", {{{"role", "user"}, {"content", kQuestion}}}}, {"reasoning", "fast"}, {"max_tokens", 8}});
+  ASSERT_EQ(fixed.status, 200) << fixed.body;
+  EXPECT_EQ(fixed.j()["kvscope"]["reasoning"]["mode"], "fast");
+  const std::string m2 = http(port, "GET", "/metrics").body;
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_requests_started_total{mode=\"auto\"}"), 2) << m2;
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_requests_started_total{mode=\"fast\"}"), 1) << m2;
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_requests_ended_total{mode=\"fast\"}") +
+                metric(m2, "kvscope_reasoning_requests_ended_total{mode=\"mixed\"}") +
+                metric(m2, "kvscope_reasoning_requests_ended_total{mode=\"slow\"}"),
+            3);
+  EXPECT_EQ(metric(m2, "kvscope_reasoning_confidence_count"), 2);
+  EXPECT_GE(metric(m2, "kvscope_kv_bytes_per_token"), 1);
+  auto none = post(port, "/v1/chat/completions",
+                   {{"messages", {{{"role", "system"}, {"content", "x"}}}}, {"reasoning", "fast"}});
+  EXPECT_EQ(none.status, 400) << none.body;
+}
