@@ -337,7 +337,7 @@ TEST(KQuant, ReaderRefusesBadKQuantTensors) {
     gguf::File::parse(bad.data(), bad.size());
     ADD_FAILURE() << "accepted";
   } catch (const FormatError& e) {
-    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight row length 320 is not a multiple of the q4_K"),
+    EXPECT_NE(std::string(e.what()).find("tensor blk.0.ffn_down.weight: row length 320 is not a multiple of the Q4_K block size 256"),
               std::string::npos)
         << e.what();
   }

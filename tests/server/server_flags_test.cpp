@@ -130,8 +130,8 @@ TEST(ServeFlags, QuantizedKvServerMatchesRun) {
     EXPECT_EQ(r.j()["choices"][0]["text"], ran["text"]) << c.run;
     expect_signals_equal(ran["signals"], r.j()["kvscope"]["signals"]);
   }
-  // A mixed-precision server uses fewer bytes per token than f32.
-  ServeProcess f32({"-m", model});
+  // An int8 server uses fewer than half the bytes per token of an f32 one.
+  ServeProcess f32({"-m", model, "--kv-type", "f32"});  // the default is f16
   ServeProcess q({"-m", model, "--kv-type", "int8"});
   ASSERT_GT(f32.port, 0);
   ASSERT_GT(q.port, 0);
