@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/options.h"
 #include "engine/context.h"
 #include "signals/kv_tap.h"
@@ -76,6 +77,9 @@ void add_bench_command(CLI::App& app) {
     to.pre_rope = o->tap_pre_rope;
     signals::FeatureTap tap(model->hparams(), to);
     size_t tap_bytes = 0, seq_kv_bytes = 0;
+    // On a terminal only: scripts that read stderr get no bar.
+    Progress bar(isatty(2), o->reps + 1, "bench (1 warm-up + " + std::to_string(o->reps) + ")", false);
+    bar.step(0);
     // One untimed warm-up of each phase pages the weights in and settles the thread pool.
     for (int rep = -1; rep < o->reps; ++rep) {
       if (o->pp > 0) {
@@ -104,6 +108,7 @@ void add_bench_command(CLI::App& app) {
           seq_kv_bytes = ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past());
         }
       }
+      bar.step(rep + 2);
     }
     const double pp = pp_rates.empty() ? 0 : median(pp_rates);
     const double tg = tg_rates.empty() ? 0 : median(tg_rates);

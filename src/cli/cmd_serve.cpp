@@ -37,6 +37,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-seqs", o->max_seqs, "Sequences run at once")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--shutdown-grace", o->srv.shutdown_grace_s, "Seconds in-flight requests get at shutdown")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");
+  cmd->add_flag("!--no-webui", o->srv.webui, "Do not serve the web UI (/ and /dashboard answer 404)");
   add_reasoning_options(cmd, o->reasoning);
   const char* g = "Adaptive reasoning";
   cmd->add_option("--decision-cache", o->srv.decision_cache.redis_url,
@@ -69,6 +70,8 @@ void add_serve_command(CLI::App& app) {
     server::Server srv(so);
     const int port = srv.start();
     std::fprintf(stderr, "kvscope serve: listening on http://%s:%d/v1 (loading %s)\n", so.host.c_str(), port, so.model_path.c_str());
+    if (so.webui)
+      std::fprintf(stderr, "kvscope serve: web UI on http://%s:%d/ (dashboard: /dashboard)\n", so.host.c_str(), port);
     bool announced = false;
     for (;;) {
       timespec tick{0, 100 * 1000 * 1000};
