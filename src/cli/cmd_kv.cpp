@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -26,6 +27,25 @@ namespace {
 
 // Calibration text and held-out text come from different seeds (or different halves of a file).
 constexpr uint64_t kCalibSeed = 101, kHeldOutSeed = 202;
+
+// kv_calibrate's progress callback as one bar per phase (sensitivities, then the search).
+struct PhaseBars {
+  bool on;
+  std::string prefix, phase;
+  std::unique_ptr<Progress> bar;
+  void operator()(const char* ph, int i, int n) {
+    if (!on) return;
+    if (ph != phase) {
+      if (bar) bar->finish();
+      phase = ph;
+      bar = std::make_unique<Progress>(true, n, prefix + (phase == "search" ? "measuring whole maps" : "measuring layer sensitivities"), false);
+    }
+    bar->step(i);
+  }
+  void finish() {
+    if (bar) bar->finish();
+  }
+};
 
 struct TextOpts {
   std::string file;
@@ -155,19 +175,10 @@ void add_kv_calibrate_command(CLI::App& app) {
     KVCalibrateOptions co;
     co.candidates = cands;
     co.search_passes = o->search_passes;
-    std::string last_phase;
-    std::unique_ptr<Progress> bar;  // one per phase
-    co.progress = [&](const char* phase, int i, int n) {
-      if (o->quiet) return;
-      if (phase != last_phase) {
-        if (bar) bar->finish();
-        last_phase = phase;
-        bar = std::make_unique<Progress>(true, n, last_phase == "search" ? "measuring whole maps" : "measuring layer sensitivities", false);
-      }
-      bar->step(i);
-    };
+    PhaseBars bars{!o->quiet, "", "", nullptr};
+    co.progress = [&](const char* phase, int i, int n) { bars(phase, i, n); };
     const KVCalibration c = kv_calibrate(*model, text, o->bits, o->model.threads, co);
-    if (bar) bar->finish();
+    bars.finish();
     if (!o->quiet) {
       std::fprintf(stderr, "mean KL vs F16 when only this layer's K or V has the type:\nlayer     ");
       for (KVType t : c.candidates) std::fprintf(stderr, " %10s", kv_type_name(t));
@@ -231,7 +242,12 @@ void add_kv_eval_command(CLI::App& app) {
       for (double b : o->calibrate) {
         KVCalibrateOptions co;
         co.known_kl = sensitivity;
+        char label[48];
+        std::snprintf(label, sizeof label, "calibrate %.1f bits: ", b);
+        PhaseBars bars{static_cast<bool>(isatty(2)), label, "", nullptr};  // terminals only, like the settings' bar
+        co.progress = [&](const char* phase, int i, int n) { bars(phase, i, n); };
         const KVCalibration c = kv_calibrate(*model, calib, b, o->model.threads, co);
+        bars.finish();
         sensitivity = c.kl;
         KVCacheTypes t;
         t.layers = parse_kv_layer_types(format_kv_layer_types(c.types));

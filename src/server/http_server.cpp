@@ -63,7 +63,8 @@ int hex_value(char c) {
   return -1;
 }
 
-// The key the web UI's key form stored in the `kvscope_key` cookie (percent-encoded), or "".
+// The key the web UI's key form stored in the `kvscope_key` cookie, or "". The form writes it as hex
+// of its UTF-8 bytes: httplib percent-decodes header values, so an encoded ';' would split the cookie.
 std::string cookie_key(const httplib::Request& req) {
   const std::string h = req.get_header_value("Cookie");
   size_t pos = 0;
@@ -73,14 +74,13 @@ std::string cookie_key(const httplib::Request& req) {
     std::string item = h.substr(pos, end - pos);
     while (!item.empty() && item.front() == ' ') item.erase(0, 1);
     if (item.rfind("kvscope_key=", 0) == 0) {
-      std::string v = item.substr(12), out;
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (v[i] == '%' && i + 2 < v.size() && hex_value(v[i + 1]) >= 0 && hex_value(v[i + 2]) >= 0) {
-          out += static_cast<char>(hex_value(v[i + 1]) * 16 + hex_value(v[i + 2]));
-          i += 2;
-        } else {
-          out += v[i];
-        }
+      const std::string v = item.substr(12);
+      if (v.size() % 2) return "";
+      std::string out;
+      for (size_t i = 0; i < v.size(); i += 2) {
+        const int hi = hex_value(v[i]), lo = hex_value(v[i + 1]);
+        if (hi < 0 || lo < 0) return "";
+        out += static_cast<char>(hi * 16 + lo);
       }
       return out;
     }

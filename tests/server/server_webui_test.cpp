@@ -96,9 +96,12 @@ TEST(ServerWebUi, StatsJsonCountsWhatMetricsCounts) {
   const json& h = j["answer_confidence"];
   EXPECT_EQ(h["count"], 1);
   double mean_top = 0;
-  const auto& tops = a.j()["choices"][0]["logprobs"]["top_logprobs"];
-  for (const auto& t : tops) mean_top += std::exp(t.begin().value().get<double>());
-  mean_top /= tops.size();
+  // Greedy: each token is the top-1, so its log-probability is the top-1's.
+  const json aj = a.j();
+  const json& lps = aj["choices"][0]["logprobs"]["token_logprobs"];
+  ASSERT_EQ(lps.size(), 6u);
+  for (const auto& l : lps) mean_top += std::exp(l.get<double>());
+  mean_top /= lps.size();
   EXPECT_NEAR(h["sum"].get<double>(), mean_top, 1e-4);
   EXPECT_EQ(j["ttft_seconds"]["count"], 3);
   const std::string m = http(p, "GET", "/metrics").body;
@@ -125,6 +128,7 @@ TEST(ServerWebUi, ApiKeyProtectsThePages) {
   auto o = test_options();
   o.api_keys = {"sk-web;1"};
   auto s = start_server(o);
+  const std::string cookie = "736b2d7765623b31";  // "sk-web;1"
   const int p = s->port();
   for (const char* path : {"/", "/dashboard"}) {
     auto r = http(p, "GET", path);
@@ -138,16 +142,17 @@ TEST(ServerWebUi, ApiKeyProtectsThePages) {
     auto ok = http(p, "GET", path, "", {{"Authorization", "Bearer sk-web;1"}});
     EXPECT_EQ(ok.status, 200) << path;
     EXPECT_TRUE(starts_with(ok.headers["content-type"], "text/html"));
-    // The cookie the key form sets (percent-encoded), among others.
-    EXPECT_EQ(http(p, "GET", path, "", {{"Cookie", "theme=dark; kvscope_key=sk-web%3B1"}}).status, 200) << path;
+    // The cookie the key form sets (hex of the key's bytes), among others.
+    EXPECT_EQ(http(p, "GET", path, "", {{"Cookie", "theme=dark; kvscope_key=" + cookie}}).status, 200) << path;
+    EXPECT_EQ(http(p, "GET", path, "", {{"Cookie", "kvscope_key=" + cookie.substr(1)}}).status, 401) << path;
   }
   EXPECT_EQ(http(p, "GET", "/ui/chat.js").status, 401);
-  EXPECT_EQ(http(p, "GET", "/ui/chat.js", "", {{"Cookie", "kvscope_key=sk-web%3B1"}}).status, 200);
+  EXPECT_EQ(http(p, "GET", "/ui/chat.js", "", {{"Cookie", "kvscope_key=" + cookie}}).status, 200);
   EXPECT_EQ(http(p, "GET", "/ui/login.js").status, 200);  // the key form's own files
   EXPECT_EQ(http(p, "GET", "/ui/kvscope.css").status, 200);
   // The cookie opens the pages only, never the API (a cross-site form could send it).
-  EXPECT_EQ(http(p, "GET", "/v1/stats", "", {{"Cookie", "kvscope_key=sk-web%3B1"}}).status, 401);
-  EXPECT_EQ(post(p, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}, {{"Cookie", "kvscope_key=sk-web%3B1"}}).status, 401);
+  EXPECT_EQ(http(p, "GET", "/v1/stats", "", {{"Cookie", "kvscope_key=" + cookie}}).status, 401);
+  EXPECT_EQ(post(p, "/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}, {{"Cookie", "kvscope_key=" + cookie}}).status, 401);
   EXPECT_EQ(http(p, "GET", "/v1/stats", "", {{"Authorization", "Bearer sk-web;1"}}).status, 200);
 }
 

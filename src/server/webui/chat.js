@@ -61,7 +61,7 @@ function newMessage(req) {
   $('log').appendChild(box);
   return {
     box, details, summary, reasoningText, answer, meta, why, probCanvas: probPlot.canvas, dBox: dPlot.box, dCanvas: dPlot.canvas,
-    req, text: '', reasoningContent: '', probs: [], ext: null, usage: null, finish: null,
+    req, text: '', chunks: 0, reasoningContent: '', probs: [], ext: null, usage: null, finish: null,
     t0: performance.now(), tFirst: null, tLast: null, drawQueued: false, done: false,
   };
 }
@@ -98,13 +98,18 @@ function onEvent(msg, ev) {
     } else if (typeof c.text === 'string') {
       piece = c.text;
     }
-    if (piece) msg.text += piece;
+    if (piece) {
+      msg.text += piece;
+      msg.box.dataset.chunks = String(++msg.chunks);  // SSE events that carried text
+    }
     const probs = chunkProbs(c.logprobs);
     for (const p of probs) msg.probs.push(p);
     if ((piece || probs.length) && msg.tFirst === null) msg.tFirst = performance.now();
     if (piece || probs.length) msg.tLast = performance.now();
     if (c.finish_reason) msg.finish = c.finish_reason;
   }
+  // Text is drawn as it arrives; the plot at most once a frame.
+  renderText(msg);
   if (!msg.drawQueued) {
     msg.drawQueued = true;
     requestAnimationFrame(() => { msg.drawQueued = false; render(msg); });
@@ -115,6 +120,13 @@ function onEvent(msg, ev) {
 // reasoning request) the text before the answer cue.
 function split(msg) {
   if (msg.reasoningContent) return { reasoning: msg.reasoningContent, answer: msg.text };
+  // Thinking models whose think block arrives inline in the content.
+  const open = msg.text.indexOf('<think>');
+  if (open >= 0) {
+    const close = msg.text.indexOf('</think>', open);
+    if (close < 0) return { reasoning: msg.text.slice(open + 7), answer: msg.text.slice(0, open) };
+    return { reasoning: msg.text.slice(open + 7, close).trim(), answer: (msg.text.slice(0, open) + msg.text.slice(close + 8)).trim() };
+  }
   const r = msg.ext && msg.ext.reasoning;
   const reasoned = msg.req.reasoning || r;
   if (!reasoned) return { reasoning: '', answer: msg.text };
@@ -163,16 +175,20 @@ function renderWhy(msg, r) {
   why.appendChild(ul);
 }
 
-function render(msg) {
+function renderText(msg) {
   const { reasoning, answer } = split(msg);
-  msg.answer.textContent = answer;
+  if (msg.answer.textContent !== answer) msg.answer.textContent = answer;
   msg.answer.classList.toggle('streaming', !msg.done);
   if (reasoning) {
     msg.details.classList.remove('hidden');
-    msg.reasoningText.textContent = reasoning;
+    if (msg.reasoningText.textContent !== reasoning) msg.reasoningText.textContent = reasoning;
     msg.summary.textContent = 'Reasoning (' + reasoning.length + ' characters)' + (msg.done ? '' : ' …');
     if (!msg.done && !answer) msg.details.open = true;
   }
+}
+
+function render(msg) {
+  renderText(msg);
   KV.lineChart(msg.probCanvas, [{ name: 'p(top-1)', points: msg.probs.map((p, i) => [i + 1, p]) }],
     { yMin: 0, yMax: 1, xMin: 1, empty: 'waiting for tokens' });
   if (msg.done) renderFinal(msg);

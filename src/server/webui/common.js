@@ -5,13 +5,16 @@
 const KV = (() => {
   const KEY = 'kvscope_key';
 
+  // The cookie holds the key as hex of its UTF-8 bytes (the server decodes it; see http_server.cpp).
+  function hex(k) { return Array.from(new TextEncoder().encode(k), (b) => b.toString(16).padStart(2, '0')).join(''); }
+
   function getKey() { return localStorage.getItem(KEY) || ''; }
   // Kept in localStorage for the page's own requests (sent as a bearer header) and in a cookie for
   // the page loads the browser makes itself (the server accepts the cookie only for the UI's files).
   function setKey(k) {
     if (k) {
       localStorage.setItem(KEY, k);
-      document.cookie = KEY + '=' + encodeURIComponent(k) + '; path=/; SameSite=Strict';
+      document.cookie = KEY + '=' + hex(k) + '; path=/; SameSite=Strict';
     } else {
       localStorage.removeItem(KEY);
       document.cookie = KEY + '=; path=/; max-age=0; SameSite=Strict';

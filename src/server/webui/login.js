@@ -5,6 +5,8 @@ document.getElementById('login').addEventListener('submit', (ev) => {
   const k = document.getElementById('key').value.trim();
   if (!k) return;
   localStorage.setItem('kvscope_key', k);
-  document.cookie = 'kvscope_key=' + encodeURIComponent(k) + '; path=/; SameSite=Strict';
+  // The cookie holds the key as hex of its UTF-8 bytes (as common.js writes it).
+  const hex = Array.from(new TextEncoder().encode(k), (b) => b.toString(16).padStart(2, '0')).join('');
+  document.cookie = 'kvscope_key=' + hex + '; path=/; SameSite=Strict';
   location.reload();
 });
