@@ -36,7 +36,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- the server -------------------------------------------------------------------------------
 function startServer() {
-  const args = ['serve', '--port', '0', '-t', '2', '--api-key', KEY];
+  // A 10 ms analysis tick: the answers here take ~100 ms, so the d trace gets several points.
+  const args = ['serve', '--port', '0', '-t', '2', '--api-key', KEY, '--analysis-interval', '10'];
   if (process.env.KVSCOPE_WEBTEST_MODEL) args.push('-m', process.env.KVSCOPE_WEBTEST_MODEL);
   const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -78,7 +79,7 @@ async function load(base, n) {
     JSON.parse(text);
   };
   const all = [];
-  for (let i = 0; i < n; ++i) { all.push(one(i)); await sleep(150); }
+  for (let i = 0; i < n; ++i) { all.push(one(i)); await sleep(250); }
   await Promise.all(all);
 }
 
@@ -182,15 +183,17 @@ try {
     assert.match(await page.textContent('.msg.assistant .why'), /asked for auto/);
     const prob = await inkOf(page, '.msg.assistant canvas.prob-plot');
     assert.ok(prob.points > 0 && prob.ink > 200, 'token-probability plot drawn: ' + JSON.stringify(prob));
+    // The d trace of the auto request (kvscope.reasoning.trace), drawn over the generated tokens when
+    // the analyzer re-estimated during the answer; no plot when it did not.
+    const tracePoints = +(await page.getAttribute('.msg.assistant', 'data-trace-points'));
     const dShown = await page.isVisible('.msg.assistant canvas.d-plot');
-    if (dShown) {
-      const d = await inkOf(page, '.msg.assistant canvas.d-plot');
-      assert.ok(d.points > 0 && d.ink > 100, 'd plot drawn: ' + JSON.stringify(d));
-    }
+    assert.equal(dShown, tracePoints > 0, `d plot shown iff the trace has points (${tracePoints})`);
+    const d = await inkOf(page, '.msg.assistant canvas.d-plot');
+    if (tracePoints > 0) assert.ok(d.points === tracePoints && d.ink > 100, 'd plot drawn: ' + JSON.stringify(d));
     fellBack = await page.isVisible(".msg.assistant .note >> text=/sent there/");
     const reasoningShown = await page.isVisible('.msg.assistant details.reasoning');
     console.log(`    answer ${JSON.stringify(answer.slice(0, 60))}; ${effort}; confidence ${conf.toFixed(3)} ${source}; ` +
-      `${chunks} SSE text events, ${partial} partial renders; d plot ${dShown ? 'drawn' : 'absent (no trace in this answer)'}; reasoning panel ${reasoningShown ? 'shown' : 'absent'}`);
+      `${chunks} SSE text events, ${partial} partial renders; d trace ${tracePoints} points, plot ${d.points}; reasoning panel ${reasoningShown ? 'shown' : 'absent'}`);
     if (reasoningShown) await page.click('.msg.assistant details.reasoning summary');  // open it for the screenshot
     await page.screenshot({ path: path.join(artifacts, 'chat.png'), fullPage: true });
   });
@@ -217,13 +220,13 @@ try {
     await page.waitForFunction(() => document.getElementById('card-model').textContent === 'ready');
     const before = await inkOf(page, '#plot-tps');
     const reqBefore = +(await page.textContent('#card-requests'));
-    await load(base, 6);
+    await load(base, 12);
     await sleep(1200);  // two more polls after the last answer
     const after = await inkOf(page, '#plot-tps');
     assert.ok(after.draws > before.draws, `tokens/s plot redrawn: ${before.draws} -> ${after.draws}`);
     assert.ok(after.points > before.points, `more samples plotted: ${before.points} -> ${after.points}`);
     const reqAfter = +(await page.textContent('#card-requests'));
-    assert.ok(reqAfter >= reqBefore + 6, `requests counted: ${reqBefore} -> ${reqAfter}`);
+    assert.ok(reqAfter >= reqBefore + 12, `requests counted: ${reqBefore} -> ${reqAfter}`);
     for (const id of ['ttft', 'kv', 'hit', 'modes', 'conf']) {
       const p = await inkOf(page, '#plot-' + id);
       assert.ok(p.points > 0 && p.ink > 100, `${id} plot has data: ${JSON.stringify(p)}`);

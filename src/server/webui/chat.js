@@ -220,6 +220,7 @@ function renderFinal(msg) {
   if (msg.finish) chip(m, 'finish', msg.finish);
   if (r) renderWhy(msg, r);
   const trace = r && Array.isArray(r.trace) ? r.trace : [];
+  msg.box.dataset.tracePoints = String(trace.length);
   if (trace.length) {
     msg.dBox.classList.remove('hidden');
     const byAttempt = new Map();

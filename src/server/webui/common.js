@@ -162,6 +162,7 @@ const KV = (() => {
     if (opt.xTicks !== false) {
       for (let i = 0; i <= 4; ++i) {
         const x = L + (w - L - R) * i / 4;
+        g.textAlign = i === 4 ? 'right' : 'center';  // the last label stays inside the canvas
         g.fillText(opt.xFormat ? opt.xFormat(x0 + (x1 - x0) * i / 4) : fmt(x0 + (x1 - x0) * i / 4, 0), x, h - B + 5);
       }
     }

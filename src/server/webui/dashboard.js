@@ -44,8 +44,9 @@ function sample(prev, cur, dt) {
 function series(key) { return dash.samples.map((s) => [s.t, s[key]]); }
 
 function draw(cur) {
-  const tAxis = { xFormat: (x) => KV.fmt(x, 0) + 's' };
   const last = dash.samples[dash.samples.length - 1];
+  const span = last ? Math.min(WINDOW_S, last.t) : 0;
+  const tAxis = { xFormat: (x) => KV.fmt(x, span < 8 ? 1 : 0) + 's' };
   const xr = last ? { xMin: Math.max(0, last.t - WINDOW_S), xMax: last.t } : {};
   KV.lineChart(dash.plots.tps, [{ name: 'generated', points: series('tps') }, { name: 'prompt', points: series('prompt_tps') }],
     Object.assign({}, tAxis, xr));
