@@ -24,7 +24,7 @@ class Progress {
     if (fill < width) bar += '>' + std::string(width - fill - 1, ' ');
     std::fprintf(stderr, "%s%s [%s] %d/%d", tty_ ? "\r" : "", label_.c_str(), bar.c_str(), done, total_);
     if (acc_) std::fprintf(stderr, " acc %.1f%%", done ? 100.0 * correct / done : 0.0);
-    std::fprintf(stderr, " %.1f/s", elapsed_s > 0 ? done / elapsed_s : 0.0);
+    if (elapsed_s >= 0.5) std::fprintf(stderr, " %.1f/s", done / elapsed_s);  // a rate over less is noise
     if (tty_) std::fputs("\033[K", stderr);  // clear what a longer earlier line left
     open_ = tty_ && done != total_;
     if (!open_) std::fputc('\n', stderr);
