@@ -29,7 +29,6 @@ inline std::string shared_model(const std::string& name) {
   std::vector<std::string> dirs;
   if (const char* e = std::getenv("KVSCOPE_SHARED_DIR")) dirs.push_back(e);
   dirs.push_back(std::string(KVSCOPE_SOURCE_DIR) + "/../shared");
-  dirs.push_back("/work/shared");
   for (const auto& d : dirs)
     if (std::filesystem::exists(d + "/models/" + name)) return d + "/models/" + name;
   return dirs.front() + "/models/" + name;

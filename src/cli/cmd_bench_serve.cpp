@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/options.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "util/error.h"
 
 namespace kvscope::cli {

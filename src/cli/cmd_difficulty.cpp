@@ -9,9 +9,10 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
-#include "engine/session_file.h"
-#include "reasoning/difficulty_data.h"
-#include "reasoning/linear_probe.h"
+#include "model/fingerprint.h"
+#include "training/difficulty_data.h"
+#include "training/difficulty_train.h"
+#include "training/linear_probe.h"
 #include "signals/confidence_metrics.h"
 #include "signals/kv_tap.h"
 #include "util/error.h"
@@ -129,7 +130,7 @@ void add_train_difficulty_command(CLI::App& app) {
       last_val_acc = va;
       bar.update(ep, static_cast<int>(va * ep + 0.5), seconds_since(t1));
     };
-    const auto rep = mlp.train(X, y, to);
+    const auto rep = train_difficulty(mlp, X, y, to);
     if (!o->quiet) std::fprintf(stderr, "\n");
     const double train_s = seconds_since(t1);
 

@@ -10,8 +10,8 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "engine/context.h"
-#include "engine/session_file.h"
-#include "reasoning/difficulty_data.h"
+#include "model/fingerprint.h"
+#include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
 
@@ -131,13 +131,13 @@ void add_eval_command(CLI::App& app) {
         const auto got = tinygsm::parse_answer(r.text);
         mr.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
-        const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == "eos" ? 1 : 0);
+        const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == StopReason::Eos ? 1 : 0);
         mr.prompt_tokens += static_cast<long>(ids.size());
         tally(mr, it.steps, ok, ntok);
         if (details) {
           nlohmann::json d = {{"index", it.index},   {"mode", mr.name},       {"steps", it.steps},
                               {"answer", it.answer}, {"correct", ok},         {"tokens", ntok},
-                              {"output", r.text},    {"stop", r.stop_reason}, {"question", it.question}};
+                              {"output", r.text},    {"stop", stop_reason_name(r.stop_reason)}, {"question", it.question}};
           if (got) d["parsed"] = *got;
           details << d.dump() << '\n';
         }
@@ -162,7 +162,7 @@ void add_eval_command(CLI::App& app) {
         if (details) {
           nlohmann::json d = {{"index", it.index},   {"mode", "auto"},        {"steps", it.steps},
                               {"answer", it.answer}, {"correct", ok},         {"tokens", r.generated_total},
-                              {"output", r.text},    {"stop", r.stop_reason}, {"kvscope", r.report}};
+                              {"output", r.text},    {"stop", stop_reason_name(r.stop_reason)}, {"kvscope", r.report}};
           if (got) d["parsed"] = *got;
           details << d.dump() << '\n';
         }

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/options.h"
-#include "engine/kv_calibrate.h"
+#include "training/kv_calibrate.h"
 #include "kvcache/paged_kv_cache.h"
 #include "util/error.h"
 

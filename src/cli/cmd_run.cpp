@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/context.h"
-#include "engine/session_file.h"
+#include "model/fingerprint.h"
 #include "reasoning/adaptive_generate.h"
 #include "signals/scored_generation.h"
 #include "tokenizer/chat_template.h"
@@ -68,7 +68,7 @@ void add_run_command(CLI::App& app) {
       Context ctx(*model, o->model.context_params());
       const auto r = reasoning::generate_adaptive(ctx, o->prompt, sp, diff.features, mlp, ao);
       if (o->json) {
-        nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"stop_reason", r.stop_reason},
+        nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"stop_reason", stop_reason_name(r.stop_reason)},
                             {"kvscope", {{"reasoning", r.report}}}};
         std::printf("%s\n", j.dump().c_str());
       } else {
@@ -77,7 +77,7 @@ void add_run_command(CLI::App& app) {
         std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n", o->reasoning.c_str(),
                      std::string(reasoning::mode_name(r.initial.mode)).c_str(),
                      std::string(reasoning::mode_name(r.final_mode)).c_str(), r.initial.reason.c_str(),
-                     r.generated_total, r.stop_reason.c_str());
+                     r.generated_total, std::string(stop_reason_name(r.stop_reason)).c_str());
       }
       return;
     }
@@ -115,7 +115,7 @@ void add_run_command(CLI::App& app) {
     const GenerateResult& r = scored.gen;
     if (o->json) {
       nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"prompt_tokens", r.n_prompt},
-                          {"stop_reason", r.stop_reason}, {"prompt_ms", r.prompt_ms}, {"gen_ms", r.gen_ms}};
+                          {"stop_reason", stop_reason_name(r.stop_reason)}, {"prompt_ms", r.prompt_ms}, {"gen_ms", r.gen_ms}};
       if (with_signals) j["signals"] = scored.signals.to_json();
       std::printf("%s\n", j.dump().c_str());
     } else {
@@ -125,7 +125,7 @@ void add_run_command(CLI::App& app) {
       std::fflush(stdout);
       std::fprintf(stderr, "[%d prompt tokens in %.1f ms, %zu generated in %.1f ms: %.1f tok/s, stop: %s]\n", r.n_prompt,
                    r.prompt_ms, r.tokens.size(), r.gen_ms, r.gen_ms > 0 ? r.tokens.size() * 1000.0 / r.gen_ms : 0.0,
-                   r.stop_reason.c_str());
+                   std::string(stop_reason_name(r.stop_reason)).c_str());
     }
   });
 }

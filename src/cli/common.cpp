@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "util/env.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -12,7 +13,10 @@ namespace fs = std::filesystem;
 
 std::string default_model_path() {
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("KVSCOPE_MODEL")) candidates.emplace_back(env);
+  if (const auto env = util::env_string("KVSCOPE_MODEL")) {
+    if (!fs::exists(*env)) throw InputError("KVSCOPE_MODEL=" + *env + ": no such file");
+    return *env;
+  }
   candidates.push_back(fs::path(KVSCOPE_SOURCE_DIR) / "models" / "kvscope-reasoner.gguf");
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);

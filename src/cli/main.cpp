@@ -3,9 +3,11 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "util/env.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
+  kvscope::util::check_environment();
   CLI::App app{"kvscope: an LLM inference engine in which the KV cache is also a signal"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for all subcommands");

@@ -66,19 +66,9 @@ SamplingParams SamplingOpts::params() const {
 }
 
 reasoning::ControllerConfig ReasoningOpts::controller() const {
-  reasoning::ControllerConfig c;
-  c.fast_at_most = fast_at_most;
-  c.slow_above = slow_above;
-  c.min_confidence = min_confidence;
-  c.drop = drop;
-  c.jump = jump;
-  c.check_every = check_every;
-  c.cap_fast = cap_fast;
-  c.cap_mixed = cap_mixed;
-  c.cap_slow = cap_slow;
-  c.early_answer = !no_early_answer;
-  c.upgrade = !no_upgrade;
-  c.retry_below = retry_below;
+  reasoning::ControllerConfig c = cfg;
+  c.early_answer = cfg.early_answer && !no_early_answer;
+  c.upgrade = cfg.upgrade && !no_upgrade;
   c.validate();
   return c;
 }
@@ -86,19 +76,19 @@ reasoning::ControllerConfig ReasoningOpts::controller() const {
 void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
   const char* g = "Adaptive reasoning";
   cmd->add_option("--difficulty", o.difficulty, "Difficulty estimator file (default: <model>.difficulty.bin)")->group(g);
-  cmd->add_option("--fast-threshold", o.fast_at_most, "d at or below this answers directly")->capture_default_str()->group(g);
-  cmd->add_option("--slow-threshold", o.slow_above, "d above this reasons in full")->capture_default_str()->group(g);
-  cmd->add_option("--min-confidence", o.min_confidence, "Below this estimator confidence, use slow")
+  cmd->add_option("--fast-threshold", o.cfg.fast_at_most, "d at or below this answers directly")->capture_default_str()->group(g);
+  cmd->add_option("--slow-threshold", o.cfg.slow_above, "d above this reasons in full")->capture_default_str()->group(g);
+  cmd->add_option("--min-confidence", o.cfg.min_confidence, "Below this estimator confidence, use slow")
       ->capture_default_str()->group(g);
-  cmd->add_option("--recheck-every", o.check_every, "Re-estimate d every N generated tokens")->capture_default_str()->group(g);
-  cmd->add_option("--early-drop", o.drop, "Answer early when d falls by this fraction")->capture_default_str()->group(g);
-  cmd->add_option("--upgrade-jump", o.jump, "Restart slower when d rises by this fraction")->capture_default_str()->group(g);
-  cmd->add_option("--cap-fast", o.cap_fast, "Token cap in fast mode")->capture_default_str()->group(g);
-  cmd->add_option("--cap-mixed", o.cap_mixed, "Token cap in mixed mode")->capture_default_str()->group(g);
-  cmd->add_option("--cap-slow", o.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
+  cmd->add_option("--recheck-every", o.cfg.check_every, "Re-estimate d every N generated tokens")->capture_default_str()->group(g);
+  cmd->add_option("--early-drop", o.cfg.drop, "Answer early when d falls by this fraction")->capture_default_str()->group(g);
+  cmd->add_option("--upgrade-jump", o.cfg.jump, "Restart slower when d rises by this fraction")->capture_default_str()->group(g);
+  cmd->add_option("--cap-fast", o.cfg.cap_fast, "Token cap in fast mode")->capture_default_str()->group(g);
+  cmd->add_option("--cap-mixed", o.cfg.cap_mixed, "Token cap in mixed mode")->capture_default_str()->group(g);
+  cmd->add_option("--cap-slow", o.cfg.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
   cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short")->group(g);
   cmd->add_flag("--no-upgrade", o.no_upgrade, "Never restart in a slower mode")->group(g);
-  cmd->add_option("--retry-below", o.retry_below,
+  cmd->add_option("--retry-below", o.cfg.retry_below,
                   "Retry a fast or mixed answer in the next slower mode when its mean token probability is below "
                   "this (0: never)")
       ->capture_default_str()->group(g);

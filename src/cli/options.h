@@ -31,12 +31,11 @@ struct SamplingOpts {
 };
 void add_sampling_options(CLI::App* cmd, SamplingOpts& o);
 
-// The fast/slow controller's knobs (SPEC section 4 defaults) and the difficulty estimator file.
+// The fast/slow controller's knobs and the difficulty estimator file. The defaults are
+// reasoning::ControllerConfig's own, defined there once.
 struct ReasoningOpts {
   std::string difficulty;  // "" : the model's own "<model>.difficulty.bin" when it exists
-  double fast_at_most = 25, slow_above = 75, min_confidence = 0.60, drop = 0.30, jump = 0.50;
-  double retry_below = reasoning::ControllerConfig{}.retry_below;
-  int check_every = 5, cap_fast = 16, cap_mixed = 96, cap_slow = 192;
+  reasoning::ControllerConfig cfg;
   bool no_early_answer = false, no_upgrade = false;
   reasoning::ControllerConfig controller() const;
 };

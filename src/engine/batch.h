@@ -1,16 +1,9 @@
-// The batched forward pass: one step runs the new tokens of several sequences (decode tokens and
-// prefill chunks alike) through the decoder, with one kernels::matmul per weight matrix over all
-// of the step's tokens, so weights are read once per step. Positions, K/V writes and attention
-// are per sequence, through each sequence's block table. Context uses it with a single sequence.
+// One step's work for one sequence (BatchSeq) and the observer of what the forward pass computes
+// for it (KVTap). The pass itself is BatchedForward (engine/batched_forward.h).
 #pragma once
-#include <memory>
-#include <vector>
+#include <cstdint>
 
-#include "kernels/threadpool.h"
 #include "kvcache/block_table.h"
-#include "kvcache/kv_type_map.h"
-#include "kvcache/paged_kv_cache.h"
-#include "model/model.h"
 
 namespace kvscope {
 
@@ -42,31 +35,5 @@ struct BatchSeq {
   float* logits_out = nullptr;  // n_vocab floats (Last) or n_tokens * n_vocab (All)
   KVTap* tap = nullptr;         // optional observer of this sequence's K/V (and hidden states)
 };
-
-class BatchedForward {
- public:
-  BatchedForward(const Model& model, PagedKVCache& kv, kernels::ThreadPool& pool);
-  ~BatchedForward();
-  // Throws InputError on out-of-range token ids or tables without room (nothing is written then).
-  void run(const std::vector<BatchSeq>& seqs);
-
-  const Model& model() const { return model_; }
-  PagedKVCache& kv() { return kv_; }
-  kernels::ThreadPool& pool() { return pool_; }
-
- private:
-  struct Scratch;
-  const Model& model_;
-  PagedKVCache& kv_;
-  kernels::ThreadPool& pool_;
-  std::unique_ptr<Scratch> s_;
-};
-
-// The KV cache config that fits a model (element type per layer from kv_type: F32 or F16).
-PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes = 0,
-                            kernels::DType kv_type = kernels::DType::F32, int block_size = 16);
-// The same with K/V types per layer (--cache-type-k/-v, --kv-layer-types); InputError on a bad map.
-PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, const KVCacheTypes& types,
-                            int block_size = 16);
 
 }  // namespace kvscope

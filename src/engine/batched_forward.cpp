@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/batch.h"
+#include "engine/batched_forward.h"
 #include "engine/paged_attention.h"
 #include "engine/rope.h"
 #include "util/error.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "engine/batch.h"
+#include "engine/batched_forward.h"
 #include "util/error.h"
 
 namespace kvscope {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stop_reason.h"
 #include "kvcache/block_table.h"
 #include "kvcache/kv_type_map.h"
 #include "kvcache/paged_kv_cache.h"
@@ -69,7 +70,7 @@ class Context {
 struct GenerateResult {
   std::vector<int32_t> tokens;
   std::string text;
-  std::string stop_reason;  // "eos" | "length" | "stop" | "context"
+  StopReason stop_reason = StopReason::None;  // Eos | Length | Stop | Context
   int n_prompt = 0;
   double prompt_ms = 0, gen_ms = 0;
 };

@@ -22,12 +22,12 @@ GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const 
   const std::vector<float>* logits = &ctx.eval(prompt);
   auto t1 = clock::now();
   r.prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  r.stop_reason = "length";
+  r.stop_reason = StopReason::Length;
   for (int i = 0; i < max_tokens; ++i) {
     int32_t id = sampler.sample(logits->data(), n_vocab, history);
     if (on_sample) on_sample(logits->data(), n_vocab, id);
     if (tk.is_eog(id)) {
-      r.stop_reason = "eos";
+      r.stop_reason = StopReason::Eos;
       break;
     }
     r.tokens.push_back(id);
@@ -35,12 +35,12 @@ GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const 
     std::string piece = dec.push(id);
     r.text += piece;
     if (on_token && !on_token(id, piece)) {
-      r.stop_reason = "stop";
+      r.stop_reason = StopReason::Stop;
       break;
     }
     if (i + 1 == max_tokens) break;
     if (ctx.n_past() >= ctx.n_ctx()) {
-      r.stop_reason = "context";
+      r.stop_reason = StopReason::Context;
       break;
     }
     logits = &ctx.eval({id});

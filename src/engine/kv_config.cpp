@@ -1,5 +1,5 @@
 // KV cache configs with per-layer K/V types.
-#include "engine/batch.h"
+#include "engine/kv_config.h"
 
 namespace kvscope {
 

@@ -5,19 +5,12 @@
 #include <iterator>
 
 #include "util/error.h"
+#include "util/hash.h"
 
 namespace kvscope {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'V', 'S', 'S', 'E', 'S', 'S', 0};
-
-uint64_t fnv(const uint8_t* p, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 struct Writer {
   std::vector<uint8_t> b;
@@ -44,26 +37,6 @@ struct Reader {
 };
 
 }  // namespace
-
-uint64_t model_fingerprint(const Model& model) {
-  const HParams& hp = model.hparams();
-  Writer w;
-  for (int v : {hp.n_vocab, hp.n_embd, hp.n_layer, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_ff, hp.rope_dim,
-                static_cast<int>(hp.rope_neox), static_cast<int>(hp.arch)})
-    w.put(v);
-  w.put(hp.rope_theta);
-  uint64_t h = fnv(w.b.data(), w.b.size());
-  // Sample up to 4 KiB of each weight matrix: different weights of the same shape differ there.
-  auto add = [&](const kernels::WeightRef& t) {
-    const size_t n = kernels::row_bytes(t.type, t.cols) * t.rows;
-    h = fnv(static_cast<const uint8_t*>(t.data), std::min<size_t>(n, 4096), h);
-  };
-  add(model.tok_embd);
-  add(model.output);
-  for (const auto& L : model.layers)
-    for (const auto* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) add(*t);
-  return h;
-}
 
 void save_session_file(const std::string& path, uint64_t fingerprint, const PagedKVCache& kv, const BlockTable& table,
                        const std::vector<int32_t>& tokens) {
@@ -94,7 +67,7 @@ void save_session_file(const std::string& path, uint64_t fingerprint, const Page
     w.put(static_cast<uint32_t>(st.size()));
     w.b.insert(w.b.end(), st.begin(), st.end());
   }
-  w.put(fnv(w.b.data(), w.b.size()));
+  w.put(util::fnv1a(w.b.data(), w.b.size()));
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw InputError("cannot write session file " + path);
   f.write(reinterpret_cast<const char*>(w.b.data()), static_cast<std::streamsize>(w.b.size()));
@@ -108,7 +81,7 @@ std::vector<int32_t> load_session_file(const std::string& path, uint64_t fingerp
   if (b.size() < 8 + 4 + 8 || std::memcmp(b.data(), kMagic, 8) != 0) throw InputError("not a kvscope session file: " + path);
   uint64_t stored;
   std::memcpy(&stored, b.data() + b.size() - 8, 8);
-  if (fnv(b.data(), b.size() - 8) != stored) throw InputError("session file damaged (checksum mismatch): " + path);
+  if (util::fnv1a(b.data(), b.size() - 8) != stored) throw InputError("session file damaged (checksum mismatch): " + path);
   Reader r{b, 8};
   const auto version = r.get<uint32_t>();
   if (version != kSessionFileVersion)

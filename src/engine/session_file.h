@@ -18,10 +18,6 @@ namespace kvscope {
 
 constexpr uint32_t kSessionFileVersion = 2;
 
-// Identifies the weights a cache was computed with: shape hyper-parameters plus a hash of sampled
-// bytes of every tensor.
-uint64_t model_fingerprint(const Model& model);
-
 // tokens: the positions whose K/V the table holds.
 void save_session_file(const std::string& path, uint64_t fingerprint, const PagedKVCache& kv, const BlockTable& table,
                        const std::vector<int32_t>& tokens);

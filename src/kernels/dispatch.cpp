@@ -7,6 +7,7 @@
 
 #include "kernels/internal.h"
 #include "kernels/kernels.h"
+#include "util/env.h"
 
 namespace kvscope::kernels {
 
@@ -34,15 +35,11 @@ namespace {
 Isa cap(Isa isa) { return static_cast<int>(isa) > static_cast<int>(detected_isa()) ? detected_isa() : isa; }
 
 Isa initial_isa() {
-  const char* e = std::getenv("KVSCOPE_ISA");
-  if (e && *e) {
-    std::string s(e);
-    for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    if (s == "scalar" || s == "ref" || s == "none") return Isa::Scalar;
-    if (s == "avx2") return cap(Isa::AVX2);
-    if (s == "avx512") return cap(Isa::AVX512);
-  }
-  return detected_isa();
+  const auto s = util::env_choice("KVSCOPE_ISA", {"scalar", "ref", "none", "avx2", "avx512"});
+  if (!s) return detected_isa();
+  if (*s == "avx2") return cap(Isa::AVX2);
+  if (*s == "avx512") return cap(Isa::AVX512);
+  return Isa::Scalar;
 }
 
 std::atomic<int>& active_slot() {

@@ -10,6 +10,7 @@
 
 #include "kernels/internal.h"
 #include "kernels/kernels.h"
+#include "util/env.h"
 
 namespace kvscope::kernels {
 
@@ -41,8 +42,7 @@ namespace detail {
 bool packed_kernels_available(DType t) {
   static const bool avx512 = [] {
     if (detected_isa() != Isa::AVX512) return false;
-    const char* e = std::getenv("KVSCOPE_REPACK");
-    return !(e && std::string(e) == "0");
+    return util::env_flag("KVSCOPE_REPACK", true);
   }();
   static const bool vnni = [] {
     __builtin_cpu_init();

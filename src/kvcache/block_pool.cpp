@@ -3,17 +3,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/hash.h"
+
 namespace kvscope {
 
 BlockHash hash_block(BlockHash parent, const int32_t* tokens, int n, uint64_t extra_key) {
   // FNV-1a over the parent, the extra key and the tokens, finished with a 64-bit mixer.
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&](uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
-  };
+  uint64_t h = util::kFnvOffset;
+  auto mix = [&](uint64_t v) { util::fnv1a_int(h, v, 8); };
   mix(parent);
   mix(extra_key);
   mix(static_cast<uint64_t>(n));

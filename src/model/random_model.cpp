@@ -9,26 +9,13 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace kvscope {
 namespace {
 
-// splitmix64: a fixed generator, so the same seed gives the same file on every platform.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
-  float normal() {
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2));
-  }
-};
+// A fixed generator, so the same seed gives the same file on every platform.
+using Rng = util::SplitMix64;
 
 std::vector<uint8_t> encode(kernels::DType t, const std::vector<float>& x, int64_t cols) {
   const int64_t rows = static_cast<int64_t>(x.size()) / cols;
@@ -156,12 +143,12 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   // units, so greedy choices are decisive rather than near-ties.
   auto matrix = [&](const std::string& name, int rows, int cols, float std_dev) {
     std::vector<float> x(static_cast<size_t>(rows) * cols);
-    for (auto& e : x) e = rng.normal() * std_dev;
+    for (auto& e : x) e = static_cast<float>(rng.normal()) * std_dev;
     w.add_tensor(name, {cols, rows}, s.type, encode(s.type, x, cols));
   };
   auto vector = [&](const std::string& name, int n, float mean, float spread) {
     std::vector<float> x(n);
-    for (auto& e : x) e = mean + spread * rng.normal();
+    for (auto& e : x) e = mean + spread * static_cast<float>(rng.normal());
     std::vector<uint8_t> b(n * sizeof(float));
     std::memcpy(b.data(), x.data(), b.size());
     w.add_tensor(name, {n}, kernels::DType::F32, std::move(b));

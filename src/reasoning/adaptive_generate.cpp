@@ -126,14 +126,14 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     bool answering = false;
     signals::LogitStats answer_stats;  // the attempt's MaxProb, for the answer-confidence retry
     Controller::Action act = Controller::Action::Continue;
-    res.stop_reason = "length";
+    res.stop_reason = StopReason::Length;
     for (;;) {
       if (answering ? answer_left-- <= 0 : g >= cap) break;
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
       ++res.generated_total;
       if (retries && m != Mode::Slow) answer_stats.add(logits->data(), n_vocab, id);  // slow is never retried
       if (tk.is_eog(id)) {
-        res.stop_reason = answering ? "early_answer" : "eos";
+        res.stop_reason = answering ? StopReason::EarlyAnswer : StopReason::Eos;
         break;
       }
       // A forced numeric answer ends with its number, as if the model had stopped there.
@@ -144,7 +144,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       history.push_back(id);
       res.text += dec.push(id);
       if (ctx.n_past() >= ctx.n_ctx()) {
-        res.stop_reason = "context";
+        res.stop_reason = StopReason::Context;
         break;
       }
       logits = &ctx.eval({id});
@@ -186,7 +186,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       if (act == Controller::Action::Upgrade) break;
       if (act == Controller::Action::EarlyAnswer) {
         if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
-          res.stop_reason = "context";
+          res.stop_reason = StopReason::Context;
           break;
         }
         for (int32_t c : cue) {
@@ -198,13 +198,13 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         logits = &after_cue;
         answering = true;
         answer_left = o.format.answer_max_tokens;
-        res.stop_reason = "early_answer";
+        res.stop_reason = StopReason::EarlyAnswer;
       }
     }
     res.text += dec.flush();
     res.gen_ms += ms_since(tg);
     if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
-    if (retries && m != Mode::Slow && res.stop_reason != "context" && res.generated_total < o.max_tokens) {
+    if (retries && m != Mode::Slow && res.stop_reason != StopReason::Context && res.generated_total < o.max_tokens) {
       res.answer_confidence = answer_stats.max_prob();
       if (ctl.check_answer(static_cast<int>(res.tokens.size()), res.answer_confidence)) continue;
     }

@@ -47,7 +47,7 @@ struct AdaptiveResult {
   std::string text;             // the final attempt (forced cue and answer included)
   std::vector<int32_t> tokens;  // its tokens
   int generated_total = 0;      // tokens generated over every attempt (EOS counted): the cost
-  std::string stop_reason;      // eos | length | context | early_answer
+  StopReason stop_reason = StopReason::None;  // Eos | Length | Context | EarlyAnswer
   ModeChoice initial;
   Mode final_mode = Mode::Slow;
   std::vector<float> initial_features;  // empty when no tap ran

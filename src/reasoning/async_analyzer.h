@@ -1,4 +1,4 @@
-// The asynchronous analysis of SPEC section 5: one thread wakes every interval (50 ms), takes a
+// The asynchronous analysis (off the decode path): one thread wakes every interval (50 ms), takes a
 // snapshot of the pooled KV features of each watched generation that has produced another
 // check_every tokens since its last look, runs the difficulty MLP and feeds the controller. The
 // decode path only writes into the taps (a short lock per layer per step) and bumps a counter; it

@@ -6,22 +6,6 @@
 
 namespace kvscope::reasoning {
 
-std::string_view mode_name(Mode m) {
-  switch (m) {
-    case Mode::Fast: return "fast";
-    case Mode::Mixed: return "mixed";
-    case Mode::Slow: return "slow";
-  }
-  return "slow";
-}
-
-std::optional<Mode> parse_mode(std::string_view s) {
-  if (s == "fast") return Mode::Fast;
-  if (s == "mixed") return Mode::Mixed;
-  if (s == "slow") return Mode::Slow;
-  return std::nullopt;
-}
-
 void ControllerConfig::validate() const {
   auto bad = [](const std::string& what) { throw InputError("reasoning controller: " + what); };
   if (!(fast_at_most >= 0 && fast_at_most <= slow_above && slow_above <= 100))

@@ -1,4 +1,4 @@
-// The fast/slow controller (SPEC section 4): picks a reasoning mode from the initial difficulty
+// The fast/slow controller: picks a reasoning mode from the initial difficulty
 // estimate and watches the re-estimates taken while the answer is generated.
 //
 //   d > slow_above: slow;  fast_at_most < d <= slow_above: mixed;  d <= fast_at_most: fast;
@@ -12,8 +12,8 @@
 // Requiring the band change as well keeps a tiny reference d (say 3 -> 5) from triggering switches.
 // After an attempt in fast or mixed mode has answered, check_answer() reads the answer's confidence
 // (mean max token probability, the MaxProb signal): below retry_below the question is retried in
-// the next slower mode, its KV kept. Not in the spec: kvscope's own rule, its default chosen on the
-// validation split (README), 0 turns it off.
+// the next slower mode, its KV kept. kvscope's own rule (not in the original design), its default chosen on the
+// validation split (docs/reasoning.md), 0 turns it off.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,14 +21,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mode.h"
 #include "reasoning/difficulty_mlp.h"
 
 namespace kvscope::reasoning {
 
-enum class Mode { Fast = 0, Mixed = 1, Slow = 2 };
-std::string_view mode_name(Mode m);
-// "fast" | "mixed" | "slow"; nullopt otherwise.
-std::optional<Mode> parse_mode(std::string_view s);
+using kvscope::Mode;
+using kvscope::mode_name;
+using kvscope::parse_mode;
 
 struct ControllerConfig {
   double fast_at_most = 25, slow_above = 75;

@@ -15,11 +15,12 @@
 #include <memory>
 
 #include "util/error.h"
+#include "util/hash.h"
 
 namespace kvscope::reasoning {
 
 nlohmann::json Decision::to_json() const {
-  return {{"mode", mode}, {"difficulty", difficulty}, {"confidence", confidence}, {"reason", reason}};
+  return {{"mode", mode_name(mode)}, {"difficulty", difficulty}, {"confidence", confidence}, {"reason", reason}};
 }
 
 Decision Decision::from_json(const nlohmann::json& j) {
@@ -32,27 +33,19 @@ Decision Decision::from_json(const nlohmann::json& j) {
   for (const char* k : {"difficulty", "confidence"})
     if (!j.contains(k) || !j[k].is_number()) throw bad(std::string("missing number '") + k + "'");
   Decision d;
-  d.mode = j["mode"].get<std::string>();
+  const std::string mode = j["mode"].get<std::string>();
+  const auto parsed = parse_mode(mode);
+  if (!parsed) throw bad("mode '" + mode + "' is not fast|mixed|slow");
+  d.mode = *parsed;
   d.difficulty = j["difficulty"].get<double>();
   d.confidence = j["confidence"].get<double>();
   d.reason = j["reason"].get<std::string>();
-  if (d.mode != "fast" && d.mode != "mixed" && d.mode != "slow") throw bad("mode '" + d.mode + "' is not fast|mixed|slow");
   if (!(d.difficulty >= 0 && d.difficulty <= 100)) throw bad("difficulty outside [0, 100]");
   if (!(d.confidence >= 0 && d.confidence <= 1)) throw bad("confidence outside [0, 1]");
   return d;
 }
 
 namespace {
-
-constexpr uint64_t kFnvOffset = 14695981039346656037ull, kFnvPrime = 1099511628211ull;
-
-// Bytes are fed least significant first, whatever the host's byte order, so hashes match everywhere.
-void fnv_int(uint64_t& h, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) {
-    h ^= (v >> (8 * i)) & 0xff;
-    h *= kFnvPrime;
-  }
-}
 
 // Blocks SIGPIPE around hiredis I/O: hiredis 0.14 uses plain write(), so writing to a Redis that has
 // just died would otherwise kill the whole server. A SIGPIPE raised meanwhile is consumed here.
@@ -115,12 +108,12 @@ bool all_digits(std::string_view s) {
 }  // namespace
 
 uint64_t request_hash(uint64_t model_fingerprint, const std::vector<int32_t>& prompt_tokens, std::string_view params) {
-  uint64_t h = kFnvOffset;
-  fnv_int(h, model_fingerprint, 8);
-  fnv_int(h, prompt_tokens.size(), 8);
-  for (int32_t t : prompt_tokens) fnv_int(h, static_cast<uint32_t>(t), 4);
-  fnv_int(h, params.size(), 8);
-  for (unsigned char ch : params) fnv_int(h, ch, 1);
+  uint64_t h = util::kFnvOffset;
+  util::fnv1a_int(h, model_fingerprint, 8);
+  util::fnv1a_int(h, prompt_tokens.size(), 8);
+  for (int32_t t : prompt_tokens) util::fnv1a_int(h, static_cast<uint32_t>(t), 4);
+  util::fnv1a_int(h, params.size(), 8);
+  for (unsigned char ch : params) util::fnv1a_int(h, ch, 1);
   return h;
 }
 

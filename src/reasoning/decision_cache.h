@@ -15,12 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/mode.h"
+
 struct redisContext;  // hiredis; kept out of this header so users do not need its include path
 
 namespace kvscope::reasoning {
 
 struct Decision {
-  std::string mode;       // "fast" | "mixed" | "slow"
+  Mode mode = Mode::Slow;
   double difficulty = 0;  // d in [0, 100]
   double confidence = 0;  // in [0, 1]
   std::string reason;     // why this mode, e.g. "d=12.0 <= 25", "confidence 0.41 < 0.60"

@@ -9,26 +9,11 @@
 
 #include "kernels/kernels.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace kvscope::reasoning {
 
 namespace {
-
-// splitmix64: a tiny deterministic generator for initialization and shuffles.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (next() >> 11) * (1.0 / 9007199254740992.0); }
-  double normal() {
-    const double u = std::max(uniform(), 1e-300), v = uniform();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
-  }
-};
 
 // SIMD dot products: the estimate runs every few generated tokens, next to the decode step.
 void dense(const float* w, const float* b, const float* x, float* y, int out, int in) {
@@ -50,7 +35,7 @@ int Estimate::label() const {
 
 DifficultyMLP::DifficultyMLP(int input_dim, int hidden, uint64_t seed) : in_(input_dim), hid_(hidden) {
   if (input_dim <= 0 || hidden <= 0) throw InputError("difficulty MLP: dimensions must be positive");
-  Rng r{seed};
+  util::SplitMix64 r{seed};
   auto init = [&](std::vector<float>& w, int out, int in) {
     w.resize(static_cast<size_t>(out) * in);
     const double sd = std::sqrt(2.0 / in);  // He init for ReLU layers
@@ -91,143 +76,6 @@ Estimate DifficultyMLP::estimate(const std::vector<float>& x) const {
   e.difficulty = 100.0 * (0.5 * e.probs[1] + e.probs[2]);
   e.confidence = *std::max_element(e.probs.begin(), e.probs.end());
   return e;
-}
-
-TrainReport DifficultyMLP::train(const std::vector<std::vector<float>>& X, const std::vector<int>& y,
-                                 const TrainOptions& o) {
-  const size_t n = X.size();
-  if (n < 4 || y.size() != n) throw InputError("difficulty MLP: need at least 4 labelled rows");
-  for (size_t i = 0; i < n; ++i) {
-    if (static_cast<int>(X[i].size()) != in_) throw InputError("difficulty MLP: rows of different lengths");
-    if (y[i] < 0 || y[i] >= kClasses) throw InputError("difficulty MLP: label out of range");
-  }
-  Rng r{o.seed ^ 0x5bd1e995ull};
-  std::vector<size_t> idx(n);
-  std::iota(idx.begin(), idx.end(), 0);
-  for (size_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[r.next() % (i + 1)]);
-  const size_t n_val = std::clamp<size_t>(static_cast<size_t>(o.val_fraction * n), 1, n - 1);
-  std::vector<size_t> val(idx.begin(), idx.begin() + n_val), tr(idx.begin() + n_val, idx.end());
-
-  // Standardization from the training rows only.
-  std::vector<double> m(in_, 0.0), v(in_, 0.0);
-  for (size_t i : tr)
-    for (int j = 0; j < in_; ++j) m[j] += X[i][j];
-  for (int j = 0; j < in_; ++j) m[j] /= tr.size();
-  for (size_t i : tr)
-    for (int j = 0; j < in_; ++j) v[j] += (X[i][j] - m[j]) * (X[i][j] - m[j]);
-  for (int j = 0; j < in_; ++j) {
-    mean_[j] = static_cast<float>(m[j]);
-    inv_std_[j] = static_cast<float>(1.0 / std::sqrt(v[j] / tr.size() + 1e-8));
-  }
-  std::vector<float> Xs(n * in_);
-  for (size_t i = 0; i < n; ++i)
-    for (int j = 0; j < in_; ++j) Xs[i * in_ + j] = (X[i][j] - mean_[j]) * inv_std_[j];
-
-  std::vector<std::vector<float>*> params = {&w1_, &b1_, &w2_, &b2_, &w3_, &b3_};
-  std::vector<std::vector<float>> g(params.size()), am(params.size()), av(params.size());
-  for (size_t k = 0; k < params.size(); ++k) {
-    g[k].assign(params[k]->size(), 0.0f);
-    am[k].assign(params[k]->size(), 0.0f);
-    av[k].assign(params[k]->size(), 0.0f);
-  }
-  std::vector<float> h1(hid_), h2(hid_), d1(hid_), d2(hid_);
-  auto eval = [&](const std::vector<size_t>& rows, double& loss, double& acc) {
-    loss = 0;
-    int ok = 0;
-    for (size_t i : rows) {
-      float z[kClasses];
-      double p[kClasses];
-      forward(&Xs[i * in_], h1.data(), h2.data(), z);
-      softmax(z, p);
-      loss -= std::log(std::max(p[y[i]], 1e-12));
-      ok += std::max_element(p, p + kClasses) - p == y[i];
-    }
-    loss /= rows.size();
-    acc = double(ok) / rows.size();
-  };
-
-  TrainReport rep;
-  rep.n_train = static_cast<int>(tr.size());
-  rep.n_val = static_cast<int>(n_val);
-  std::vector<float> best = pack();
-  double best_loss = std::numeric_limits<double>::infinity();
-  long t = 0;
-  const double b1 = 0.9, b2 = 0.999;
-  for (int ep = 1; ep <= o.max_epochs; ++ep) {
-    for (size_t i = tr.size() - 1; i > 0; --i) std::swap(tr[i], tr[r.next() % (i + 1)]);
-    double tr_loss = 0;
-    for (size_t s = 0; s < tr.size(); s += o.batch) {
-      const size_t e = std::min(tr.size(), s + o.batch);
-      for (auto& gk : g) std::fill(gk.begin(), gk.end(), 0.0f);
-      for (size_t q = s; q < e; ++q) {
-        const size_t i = tr[q];
-        const float* x = &Xs[i * in_];
-        float z[kClasses];
-        double p[kClasses];
-        forward(x, h1.data(), h2.data(), z);
-        softmax(z, p);
-        tr_loss -= std::log(std::max(p[y[i]], 1e-12));
-        float dz[kClasses];
-        for (int c = 0; c < kClasses; ++c) dz[c] = static_cast<float>(p[c] - (c == y[i]));
-        std::fill(d2.begin(), d2.end(), 0.0f);
-        for (int c = 0; c < kClasses; ++c) {
-          g[5][c] += dz[c];
-          for (int j = 0; j < hid_; ++j) {
-            g[4][c * hid_ + j] += dz[c] * h2[j];
-            d2[j] += dz[c] * w3_[c * hid_ + j];
-          }
-        }
-        std::fill(d1.begin(), d1.end(), 0.0f);
-        for (int j = 0; j < hid_; ++j) {
-          if (h2[j] <= 0) continue;
-          g[3][j] += d2[j];
-          for (int k = 0; k < hid_; ++k) {
-            g[2][j * hid_ + k] += d2[j] * h1[k];
-            d1[k] += d2[j] * w2_[j * hid_ + k];
-          }
-        }
-        for (int k = 0; k < hid_; ++k) {
-          if (h1[k] <= 0) continue;
-          g[1][k] += d1[k];
-          float* gr = &g[0][static_cast<size_t>(k) * in_];
-          for (int j = 0; j < in_; ++j) gr[j] += d1[k] * x[j];
-        }
-      }
-      ++t;
-      const double scale = 1.0 / (e - s);
-      const double c1 = 1.0 - std::pow(b1, t), c2 = 1.0 - std::pow(b2, t);
-      for (size_t k = 0; k < params.size(); ++k) {
-        auto& w = *params[k];
-        const bool decay = k % 2 == 0;  // weights, not biases
-        for (size_t j = 0; j < w.size(); ++j) {
-          const double gj = g[k][j] * scale;
-          am[k][j] = static_cast<float>(b1 * am[k][j] + (1 - b1) * gj);
-          av[k][j] = static_cast<float>(b2 * av[k][j] + (1 - b2) * gj * gj);
-          double step = o.lr * (am[k][j] / c1) / (std::sqrt(av[k][j] / c2) + 1e-8);
-          if (decay) step += o.lr * o.weight_decay * w[j];
-          w[j] -= static_cast<float>(step);
-        }
-      }
-    }
-    tr_loss /= tr.size();
-    double vl, va;
-    eval(val, vl, va);
-    rep.epochs = ep;
-    if (o.on_epoch) o.on_epoch(ep, tr_loss, vl, va);
-    if (vl < best_loss - 1e-6) {
-      best_loss = vl;
-      rep.best_epoch = ep;
-      rep.val_accuracy = va;
-      best = pack();
-    } else if (ep - rep.best_epoch >= o.patience) {
-      break;
-    }
-  }
-  unpack(in_, hid_, best);
-  rep.best_val_loss = best_loss;
-  double tl;
-  eval(tr, tl, rep.train_accuracy);
-  return rep;
 }
 
 std::vector<float> DifficultyMLP::pack() const {

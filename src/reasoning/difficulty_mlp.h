@@ -3,11 +3,10 @@
 // those probabilities a difficulty d in [0, 100] and a confidence:
 //   d = 100 * (0.5 * p_mixed + 1.0 * p_slow),   confidence = max(p_fast, p_mixed, p_slow).
 // Inputs are standardized with the training set's per-feature mean and deviation (saved with the
-// weights). Trained in C++ with Adam, a validation split and early stopping on validation loss.
+// weights). Training lives apart from the runtime, in training/difficulty_train.h.
 #pragma once
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,23 +23,6 @@ struct Estimate {
   int label() const;       // argmax class
 };
 
-struct TrainOptions {
-  int max_epochs = 300;
-  int batch = 64;
-  double lr = 1e-3;
-  double weight_decay = 1e-4;   // decoupled (AdamW)
-  double val_fraction = 0.2;
-  int patience = 25;            // epochs without a better validation loss before stopping
-  uint64_t seed = 1;
-  // Called after every epoch (for the progress bar).
-  std::function<void(int epoch, double train_loss, double val_loss, double val_acc)> on_epoch;
-};
-
-struct TrainReport {
-  int epochs = 0, best_epoch = 0, n_train = 0, n_val = 0;
-  double best_val_loss = 0, val_accuracy = 0, train_accuracy = 0;
-};
-
 class DifficultyMLP {
  public:
   DifficultyMLP() = default;
@@ -52,11 +34,6 @@ class DifficultyMLP {
 
   // x: input_dim raw (unstandardized) features. Throws InputError on a wrong length.
   Estimate estimate(const std::vector<float>& x) const;
-
-  // Fits the standardization on X, then trains; X rows are input_dim long, y in [0, kClasses).
-  // Rows are split into train / validation by a seeded shuffle (stratification is not needed at
-  // these sizes). The weights of the best validation epoch are kept.
-  TrainReport train(const std::vector<std::vector<float>>& X, const std::vector<int>& y, const TrainOptions& o);
 
   // Weights and standardization as one flat vector (save/load).
   std::vector<float> pack() const;

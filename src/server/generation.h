@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "server/metrics.h"
 #include "server/protocol.h"
 #include "server/stop_strings.h"

@@ -4,22 +4,16 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/session_file.h"
+#include "model/fingerprint.h"
 #include "server/server_impl.h"
 #include "server/webui.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 namespace kvscope::server {
 
-uint64_t hash_bytes(const std::string& s, uint64_t seed) {
-  uint64_t h = 1469598103934665603ULL ^ seed;  // FNV-1a, seeded
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t hash_bytes(const std::string& s, uint64_t seed) { return util::fnv1a(s, util::kFnvOffset ^ seed); }
 
 void write_error(httplib::Response& res, const ApiError& e) {
   res.status = e.status;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 
 namespace kvscope::server {
 

@@ -34,7 +34,7 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
     hash_ = reasoning::request_hash(rc.fingerprint, question_tokens_, params_key);
     const auto t0 = std::chrono::steady_clock::now();
     if (auto d = rc.cache->get(hash_)) {
-      choice_ = {*reasoning::parse_mode(d->mode), d->difficulty, d->confidence, d->reason};
+      choice_ = {d->mode, d->difficulty, d->confidence, d->reason};
       source_ = "cache";
     } else {
       // One prefill of the question with the tap (cached blocks replayed into it).
@@ -48,7 +48,7 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
       engine.wait(engine.submit(std::move(r)));
       const auto e = rc.difficulty->mlp.estimate(tap_->features());
       choice_ = Controller(rc.controller).choose(e);
-      rc.cache->put(hash_, {std::string(reasoning::mode_name(choice_.mode)), choice_.difficulty, choice_.confidence,
+      rc.cache->put(hash_, {choice_.mode, choice_.difficulty, choice_.confidence,
                             choice_.reason});
       source_ = "estimate";
     }

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "reasoning/async_analyzer.h"
 #include "reasoning/controller.h"
 #include "reasoning/difficulty_features.h"

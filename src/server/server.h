@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/controller.h"
 #include "reasoning/decision_cache.h"

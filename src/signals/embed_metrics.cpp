@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace kvscope::signals {
 
@@ -25,10 +26,10 @@ double dist2(const std::vector<float>& a, const std::vector<double>& c) {
 }
 
 uint64_t splitmix(uint64_t& s) {
-  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  util::SplitMix64 r{s};
+  const uint64_t v = r.next();
+  s = r.s;
+  return v;
 }
 
 std::vector<double> ranks(const std::vector<double>& v) {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <thread>
 
-#include "engine/batch.h"
+#include "engine/batched_forward.h"
 #include "kernels/kernels.h"
 #include "util/error.h"
 

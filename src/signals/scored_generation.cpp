@@ -81,7 +81,7 @@ ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalO
 void ResponseScorer::observe_token(const TokenEvent& ev, int32_t eos_id) {
   if (ev.token >= 0)
     observe_token(ev.token);
-  else if (ev.finished && ev.stop_reason == "eos" && logit_stats_.pending() && eos_id >= 0)
+  else if (ev.finished && ev.stop_reason == StopReason::Eos && logit_stats_.pending() && eos_id >= 0)
     observe_token(eos_id);
 }
 
@@ -125,7 +125,7 @@ ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, c
   });
   const GenerateResult& r = out.gen;
   // Every stop but EOS leaves the last emitted token without K/V (EOS itself is never fed).
-  if (so.include_last && r.stop_reason != "eos" && !r.tokens.empty() && ctx.n_past() < ctx.n_ctx())
+  if (so.include_last && r.stop_reason != StopReason::Eos && !r.tokens.empty() && ctx.n_past() < ctx.n_ctx())
     ctx.eval({r.tokens.back()});
   out.signals = scorer.result(ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past()));
   return out;

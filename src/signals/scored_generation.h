@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/context.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "sampling/sampler.h"
 #include "signals/coe_scores.h"
 #include "signals/kv_tap.h"

@@ -5,29 +5,19 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "util/hash.h"
+#include "util/rng.h"
+
 namespace kvscope::tinygsm {
 
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // PRNG: splitmix64. Integer ranges by modulo (the bias is irrelevant here and it is portable).
-uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+uint64_t mix64(uint64_t x) { return util::SplitMix64{x}.next(); }
 
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t s) : state(s) {}
-  uint64_t next() {
-    state += 0x9E3779B97F4A7C15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+struct Rng : util::SplitMix64 {
+  explicit Rng(uint64_t seed) : util::SplitMix64{seed} {}
   int uniform(int lo, int hi) {  // inclusive; requires lo <= hi
     return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1));
   }
@@ -218,15 +208,6 @@ std::string fill(std::string s, const Vars& v) {
   replace_all(s, "{N}", std::to_string(v.N));
   replace_all(s, "{K}", std::to_string(v.Kf));
   return s;
-}
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 struct Builder {
@@ -561,22 +542,6 @@ std::optional<Split> parse_split(std::string_view n) {
   return std::nullopt;
 }
 
-std::string_view mode_name(Mode m) {
-  switch (m) {
-    case Mode::Fast: return "fast";
-    case Mode::Mixed: return "mixed";
-    case Mode::Slow: return "slow";
-  }
-  return "?";
-}
-
-std::optional<Mode> parse_mode(std::string_view n) {
-  if (n == "fast") return Mode::Fast;
-  if (n == "mixed") return Mode::Mixed;
-  if (n == "slow") return Mode::Slow;
-  return std::nullopt;
-}
-
 std::string Step::equation() const {
   return std::to_string(a) + " " + op + " " + std::to_string(b) + " = " + std::to_string(result);
 }
@@ -594,7 +559,7 @@ int Step::compute() const {
 }
 
 Split hash_split(std::string_view question) {
-  const uint64_t h = mix64(fnv1a(question)) % 20;
+  const uint64_t h = mix64(util::fnv1a(question)) % 20;
   if (h == 0) return Split::Validation;
   if (h == 1) return Split::Test;
   return Split::Train;

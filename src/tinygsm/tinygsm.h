@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mode.h"
+
 namespace kvscope::tinygsm {
 
 inline constexpr int kMinSteps = 1;
@@ -31,12 +33,12 @@ inline constexpr int kMaxMulInput = 25;  // only quantities up to this are multi
 inline constexpr uint64_t kDefaultSeed = 2024;
 
 enum class Split { Train, Validation, Test, Heldout };
-enum class Mode { Fast, Mixed, Slow };
+using kvscope::Mode;  // the reasoning modes the prompts ask for (core/mode.h)
+using kvscope::mode_name;
+using kvscope::parse_mode;
 
 std::string_view split_name(Split s);
 std::optional<Split> parse_split(std::string_view name);
-std::string_view mode_name(Mode m);
-std::optional<Mode> parse_mode(std::string_view name);
 
 // One arithmetic step: a op b = result, with op one of + - * /.
 struct Step {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/random_model.h"
+#include "fixtures.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -13,20 +14,10 @@ using namespace kvscope;
 namespace {
 
 std::string tiny_model(kernels::DType t = kernels::DType::F32, const std::string& arch = "llama") {
-  RandomModelSpec s;
+  RandomModelSpec s = fixtures::tiny_spec();
   s.arch = arch;
-  s.dim = 128;
-  s.layers = 2;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.ffn = 256;
-  s.vocab = 400;
-  s.ctx = 128;
   s.type = t;
-  s.seed = 11;
-  auto p = (test::temp_dir() / ("ctx_" + arch + "_" + kernels::dtype_name(t) + ".gguf")).string();
-  write_random_model(s, p);
-  return p;
+  return fixtures::model_file(s, "ctx_" + arch + "_" + kernels::dtype_name(t));
 }
 
 float max_abs_diff(const float* a, const float* b, size_t n) {
@@ -108,7 +99,7 @@ TEST(Generate, SeededSamplingIsReproducibleAndGreedyIsDeterministic) {
   auto g2 = generate(ctx, {1, 40, 41}, g, 20);
   EXPECT_EQ(g1.tokens, g2.tokens);
   EXPECT_TRUE(tok::is_valid_utf8(g1.text));
-  EXPECT_TRUE(g1.stop_reason == "eos" || g1.tokens.size() == 20u) << g1.stop_reason;
+  EXPECT_TRUE(g1.stop_reason == StopReason::Eos || g1.tokens.size() == 20u) << stop_reason_name(g1.stop_reason);
 }
 
 TEST(Context, LargeHeadDimensionRunsWithoutOverflow) {

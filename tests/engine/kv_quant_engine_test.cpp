@@ -7,12 +7,13 @@
 #include <random>
 
 #include "engine/context.h"
-#include "engine/kv_calibrate.h"
+#include "training/kv_calibrate.h"
 #include "engine/paged_attention.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "kvcache/block_table.h"
 #include "model/random_model.h"
+#include "fixtures.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -92,14 +93,7 @@ void check_attention(KVType t, AttentionShape s, const std::vector<int>& lens, c
 }
 
 const Model& tiny_model() {
-  static std::unique_ptr<Model> m = [] {
-    RandomModelSpec s;
-    s.dim = 128, s.layers = 2, s.heads = 4, s.kv_heads = 2, s.ffn = 256, s.vocab = 400, s.ctx = 256, s.seed = 23;
-    auto p = (test::temp_dir() / "kvq_llama.gguf").string();
-    write_random_model(s, p);
-    return Model::load(p);
-  }();
-  return *m;
+  return fixtures::model(fixtures::tiny_spec(128, 2, 4, 2, 256, 400, 256, 23), "kvq_llama");
 }
 
 std::vector<int32_t> prompt(int n, int seed) {

@@ -1,4 +1,4 @@
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 
 #include <gtest/gtest.h>
 #include <chrono>
@@ -11,6 +11,7 @@
 
 #include "engine/context.h"
 #include "model/random_model.h"
+#include "fixtures.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -19,21 +20,7 @@ using namespace kvscope;
 namespace {
 
 const Model& tiny_model() {
-  static std::unique_ptr<Model> m = [] {
-    RandomModelSpec s;
-    s.dim = 128;
-    s.layers = 2;
-    s.heads = 4;
-    s.kv_heads = 2;
-    s.ffn = 256;
-    s.vocab = 400;
-    s.ctx = 256;
-    s.seed = 23;
-    auto p = (test::temp_dir() / "sched_llama.gguf").string();
-    write_random_model(s, p);
-    return Model::load(p);
-  }();
-  return *m;
+  return fixtures::model(fixtures::tiny_spec(128, 2, 4, 2, 256, 400, 256, 23), "sched_llama");
 }
 
 SamplingParams greedy() {
@@ -115,12 +102,12 @@ TEST(Engine, ForcedAnswerRestrictsItsFirstTokenAndEndsOutsideTheContinuationSet)
   e.continue_allowed = &goes_on;
   const Completion ce = eng.wait(eng.submit(e));
   EXPECT_EQ(ce.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 3));
-  EXPECT_EQ(ce.stop_reason, "stop");
+  EXPECT_EQ(ce.stop_reason, StopReason::Stop);
   std::vector<uint8_t> none(400, 0);
   e.continue_allowed = &none;
   const Completion c1 = eng.wait(eng.submit(e));
   EXPECT_EQ(c1.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 1));  // the first is always free
-  EXPECT_EQ(c1.stop_reason, "stop");
+  EXPECT_EQ(c1.stop_reason, StopReason::Stop);
 }
 
 TEST(Engine, PrefixCacheHitGivesTheSameLogitsAsRecomputing) {
@@ -213,7 +200,7 @@ TEST(Engine, BackgroundLoopStreamsTokensAndCancels) {
   eng.cancel(lid);
   cancel_sent = true;
   Completion cl = eng.wait(lid);
-  EXPECT_EQ(cl.stop_reason, "cancelled");
+  EXPECT_EQ(cl.stop_reason, StopReason::Cancelled);
   EXPECT_LT(cl.tokens.size(), 200u);
   eng.stop();
   EXPECT_THROW(eng.wait(lid), InputError);  // delivered once
@@ -228,7 +215,7 @@ TEST(Engine, RejectsBadRequests) {
   EXPECT_THROW(eng.submit(req({400}, 4)), InputError);
   EXPECT_THROW(eng.submit(req(prompt(65, 0), 4)), LimitError);
   Completion c = eng.wait(eng.submit(req(prompt(60, 0), 50)));
-  EXPECT_EQ(c.stop_reason, "context");
+  EXPECT_EQ(c.stop_reason, StopReason::Context);
   EXPECT_EQ(c.tokens.size(), 5u);
 }
 
@@ -303,12 +290,8 @@ TEST(Engine, SessionTurnComputesOnlyNewTokensAndSurvivesSaveRestore) {
     std::ofstream(file + ".short", std::ios::binary) << bytes.substr(0, 40);
     expect_refused(eng, file + ".short", "checksum");
   }
-  RandomModelSpec s;
-  s.dim = 128, s.layers = 2, s.heads = 4, s.kv_heads = 2, s.ffn = 256, s.vocab = 400, s.ctx = 256, s.seed = 24;
-  auto other_path = (test::temp_dir() / "sched_other.gguf").string();
-  write_random_model(s, other_path);
-  auto other = Model::load(other_path);
-  Engine eng2(*other, ep);
+  const Model& other = fixtures::model(fixtures::tiny_spec(128, 2, 4, 2, 256, 400, 256, 24), "sched_other");
+  Engine eng2(other, ep);
   expect_refused(eng2, file, "different model");
   EngineParams f16 = ep;
   f16.kv_type = kernels::DType::F16;

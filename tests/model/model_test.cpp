@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "model/random_model.h"
+#include "fixtures.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -62,13 +63,7 @@ TEST(Model, UnknownArchitectureIsNamed) {
 }
 
 TEST(Model, TruncatedFileIsRefused) {
-  RandomModelSpec s;
-  s.dim = 64;
-  s.layers = 1;
-  s.heads = 2;
-  s.kv_heads = 1;
-  s.ffn = 64;
-  s.vocab = 320;
+  RandomModelSpec s = fixtures::tiny_spec(64, 1, 2, 1, 64, 320, 512, 1);
   auto p = (test::temp_dir() / "trunc_src.gguf").string();
   write_random_model(s, p);
   std::ifstream in(p, std::ios::binary);
@@ -81,13 +76,7 @@ TEST(Model, TruncatedFileIsRefused) {
 
 TEST(Model, WrongTensorShapeIsNamed) {
   // A Q weight of the wrong width: the error names the tensor and both shapes.
-  RandomModelSpec s;
-  s.dim = 64;
-  s.layers = 1;
-  s.heads = 2;
-  s.kv_heads = 1;
-  s.ffn = 64;
-  s.vocab = 320;
+  RandomModelSpec s = fixtures::tiny_spec(64, 1, 2, 1, 64, 320, 512, 1);
   auto p = (test::temp_dir() / "shape_src.gguf").string();
   write_random_model(s, p);
   auto f = gguf::File::open(p);

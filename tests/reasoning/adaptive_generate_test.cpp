@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "engine/context.h"
-#include "engine/session_file.h"
-#include "reasoning/difficulty_data.h"
+#include "model/fingerprint.h"
+#include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
 
@@ -130,7 +130,7 @@ TEST_F(Adaptive, EarlyAnswerForcesTheAnswerCue) {
     EXPECT_EQ(count(r.text, "Answer:"), 1u) << r.text;
     EXPECT_TRUE(tinygsm::parse_answer(r.text).has_value()) << r.text;
     EXPECT_LE(r.generated_total, at + 8 + 1);  // after the cue: the answer and EOS only
-    EXPECT_EQ(r.stop_reason, "early_answer");
+    EXPECT_EQ(r.stop_reason, StopReason::EarlyAnswer);
     EXPECT_EQ(r.text.substr(0, 10), plain(ctx, it, tinygsm::Mode::Slow).substr(0, 10));
   }
   EXPECT_GT(early, 0);
@@ -149,7 +149,7 @@ TEST_F(Adaptive, AnAnswerAlreadyGivenIsNeverForcedAgain) {
     if (r.final_mode != Mode::Mixed) continue;
     ++checked;
     EXPECT_LE(count(r.text, "Answer:"), 1u) << r.text;
-    if (r.stop_reason != "early_answer") {
+    if (r.stop_reason != StopReason::EarlyAnswer) {
       EXPECT_EQ(r.text, plain(ctx, it, tinygsm::Mode::Mixed));
     } else {  // the forced answer is a number and ends there
       const std::string tail = r.text.substr(r.text.rfind("Answer:") + 7);

@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 constexpr const char* kRedisBin = "/usr/bin/redis-server";
 
-Decision make(const std::string& mode, double d, double c = 0.9) { return {mode, d, c, "d=" + std::to_string(d)}; }
+Decision make(Mode mode, double d, double c = 0.9) { return {mode, d, c, "d=" + std::to_string(d)}; }
 
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -111,14 +111,14 @@ class RedisProcess {
 
 TEST(DecisionCache, LruKeepsTheLastCapacityDecisions) {
   DecisionCache cache;  // default: memory only, 100 entries
-  for (uint64_t h = 0; h < 100; ++h) cache.put(h, make("fast", double(h)));
+  for (uint64_t h = 0; h < 100; ++h) cache.put(h, make(Mode::Fast, double(h)));
   ASSERT_TRUE(cache.get(0));  // 0 becomes the most recently used, so 1 is now the oldest
-  cache.put(100, make("slow", 99));
+  cache.put(100, make(Mode::Slow, 99));
   EXPECT_FALSE(cache.get(1)) << "the 101st decision evicts the least recently used";
   for (uint64_t h : {0, 2, 50, 99, 100}) EXPECT_TRUE(cache.get(h)) << h;
-  EXPECT_EQ(cache.get(100)->mode, "slow");
-  cache.put(2, make("mixed", 40));  // a put of a known hash replaces it and does not grow the cache
-  EXPECT_EQ(cache.get(2)->mode, "mixed");
+  EXPECT_EQ(cache.get(100)->mode, Mode::Slow);
+  cache.put(2, make(Mode::Mixed, 40));  // a put of a known hash replaces it and does not grow the cache
+  EXPECT_EQ(cache.get(2)->mode, Mode::Mixed);
   auto s = cache.stats();
   EXPECT_EQ(s.backend, "memory");
   EXPECT_FALSE(s.redis_connected);
@@ -143,7 +143,7 @@ TEST(DecisionCache, RequestHashIsStableAndSeesEveryInput) {
 }
 
 TEST(DecisionCache, DecisionJsonRoundTripAndMalformedObjects) {
-  Decision d{"mixed", 37.5, 0.41, "confidence 0.41 < 0.60"};
+  Decision d{Mode::Mixed, 37.5, 0.41, "confidence 0.41 < 0.60"};
   Decision back = Decision::from_json(nlohmann::json::parse(d.to_json().dump()));
   EXPECT_EQ(back.mode, d.mode);
   EXPECT_DOUBLE_EQ(back.difficulty, d.difficulty);
@@ -173,7 +173,7 @@ TEST(DecisionCache, UnreachableRedisWarnsOnceAndServesFromMemory) {
   testing::internal::CaptureStderr();
   DecisionCache cache(opts("redis://127.0.0.1:" + std::to_string(free_port()), 0));
   for (uint64_t h = 0; h < 20; ++h) {
-    cache.put(h, make("fast", 1));
+    cache.put(h, make(Mode::Fast, 1));
     EXPECT_TRUE(cache.get(h));
     EXPECT_FALSE(cache.get(h + 1000));
   }
@@ -200,7 +200,7 @@ TEST(DecisionCache, ListenerThatNeverRepliesCostsOnlyTheTimeout) {
   auto t0 = Clock::now();
   DecisionCache cache(opts("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)), 0, timeout_ms));
   EXPECT_LT(ms_since(t0), 10 * timeout_ms);
-  cache.put(1, make("slow", 80));
+  cache.put(1, make(Mode::Slow, 80));
   for (int i = 0; i < 3; ++i) {
     t0 = Clock::now();
     EXPECT_FALSE(cache.get(2 + i));
@@ -210,7 +210,7 @@ TEST(DecisionCache, ListenerThatNeverRepliesCostsOnlyTheTimeout) {
   std::string err = testing::internal::GetCapturedStderr();
   ::close(fd);
   ASSERT_TRUE(hit);
-  EXPECT_EQ(hit->mode, "slow");
+  EXPECT_EQ(hit->mode, Mode::Slow);
   EXPECT_EQ(count_warnings(err), 1) << err;
   EXPECT_NE(err.find("no reply within 50 ms"), std::string::npos) << err;
   EXPECT_FALSE(cache.stats().redis_connected);
@@ -224,7 +224,7 @@ TEST(DecisionCache, ConcurrentUseFromManyThreads) {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       for (uint64_t i = 0; i < 2000; ++i) {
-        cache.put(i % 97 + 1000 * t, make("fast", 1));
+        cache.put(i % 97 + 1000 * t, make(Mode::Fast, 1));
         (void)cache.get(i % 89 + 1000 * t);
       }
     });
@@ -255,7 +255,7 @@ TEST_F(DecisionCacheRedis, PutReachesRedisWithTtlAndAFreshCacheReadsIt) {
   {
     DecisionCache writer(opts(redis.url(), 5000, 50, 120));
     EXPECT_TRUE(writer.stats().redis_connected);
-    writer.put(h, Decision{"slow", 88, 0.3, "d=88.0 > 70"});
+    writer.put(h, Decision{Mode::Slow, 88, 0.3, "d=88.0 > 70"});
   }
   Direct d(redis.port());
   redisReply* ttl = d.cmd("TTL " + DecisionCache::redis_key(h));
@@ -267,7 +267,7 @@ TEST_F(DecisionCacheRedis, PutReachesRedisWithTtlAndAFreshCacheReadsIt) {
   DecisionCache reader(opts(redis.url() + "/0"));  // fresh memory: only Redis knows h
   auto got = reader.get(h);
   ASSERT_TRUE(got);
-  EXPECT_EQ(got->mode, "slow");
+  EXPECT_EQ(got->mode, Mode::Slow);
   EXPECT_EQ(got->reason, "d=88.0 > 70");
   EXPECT_TRUE(reader.get(h));  // copied into memory by the first get
   auto s = reader.stats();
@@ -293,18 +293,18 @@ TEST_F(DecisionCacheRedis, BadValuesInRedisAreMissesNotCrashes) {
 
 TEST_F(DecisionCacheRedis, KilledRedisFallsBackToMemoryWarnsOnceAndReconnects) {
   DecisionCache cache(opts(redis.url(), 200));
-  cache.put(1, make("fast", 5));
+  cache.put(1, make(Mode::Fast, 5));
   ASSERT_TRUE(in_redis(1));
 
   redis.stop();
   testing::internal::CaptureStderr();
   // A big first write into the dead socket draws a RST, and the next write() a SIGPIPE, which would
   // kill the whole server if the cache did not block it.
-  Decision big = make("slow", 99);
+  Decision big = make(Mode::Slow, 99);
   big.reason.assign(8 << 20, 'x');
   EXPECT_NO_THROW(cache.put(9, big));
   for (uint64_t h = 10; h < 60; ++h) {
-    EXPECT_NO_THROW(cache.put(h, make("mixed", 50)));
+    EXPECT_NO_THROW(cache.put(h, make(Mode::Mixed, 50)));
     EXPECT_TRUE(cache.get(h));
     EXPECT_TRUE(cache.get(1));
     EXPECT_FALSE(cache.get(h + 1000));
@@ -321,7 +321,7 @@ TEST_F(DecisionCacheRedis, KilledRedisFallsBackToMemoryWarnsOnceAndReconnects) {
   ASSERT_TRUE(redis.start());  // same port, empty data
   std::this_thread::sleep_for(250ms);
   testing::internal::CaptureStderr();
-  cache.put(2, make("slow", 90));
+  cache.put(2, make(Mode::Slow, 90));
   err = testing::internal::GetCapturedStderr();
   EXPECT_TRUE(in_redis(2)) << "puts reach Redis again after reconnect_after_ms";
   EXPECT_NE(err.find("decision cache: reconnected to redis at 127.0.0.1:"), std::string::npos) << err;
@@ -331,20 +331,20 @@ TEST_F(DecisionCacheRedis, KilledRedisFallsBackToMemoryWarnsOnceAndReconnects) {
 TEST_F(DecisionCacheRedis, PausedRedisTimesOutThenComesBack) {
   const int timeout_ms = 50;
   DecisionCache cache(opts(redis.url(), 200, timeout_ms));
-  cache.put(1, make("fast", 3));
+  cache.put(1, make(Mode::Fast, 3));
   redis.signal(SIGSTOP);  // connection stays open, nothing answers: a slow Redis mid-way
   testing::internal::CaptureStderr();
   auto t0 = Clock::now();
   EXPECT_FALSE(cache.get(2));
   EXPECT_LT(ms_since(t0), 10 * timeout_ms);
   EXPECT_TRUE(cache.get(1));
-  cache.put(3, make("mixed", 30));
+  cache.put(3, make(Mode::Mixed, 30));
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(count_warnings(err), 1) << err;
   redis.signal(SIGCONT);
   std::this_thread::sleep_for(250ms);
   testing::internal::CaptureStderr();
-  cache.put(4, make("slow", 75));
+  cache.put(4, make(Mode::Slow, 75));
   err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("reconnected"), std::string::npos) << err;
   EXPECT_TRUE(in_redis(4));

@@ -2,7 +2,7 @@
 // problems no mode solves are taught (slow by default, fast with `train-difficulty --unsolved fast`).
 #include <gtest/gtest.h>
 
-#include "reasoning/difficulty_data.h"
+#include "training/difficulty_data.h"
 
 using namespace kvscope;
 using namespace kvscope::reasoning;

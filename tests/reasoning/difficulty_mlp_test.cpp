@@ -6,7 +6,8 @@
 #include <fstream>
 
 #include "reasoning/difficulty_mlp.h"
-#include "reasoning/linear_probe.h"
+#include "training/difficulty_train.h"
+#include "training/linear_probe.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -42,7 +43,7 @@ DifficultyFile trained(uint64_t fp) {
   f.mlp = DifficultyMLP(16, 8, 1);
   TrainOptions o;
   o.max_epochs = 60;
-  f.mlp.train(X, y, o);
+  train_difficulty(f.mlp, X, y, o);
   f.info = R"({"task":"test"})";
   return f;
 }
@@ -59,7 +60,7 @@ TEST(DifficultyMLP, LearnsSeparableClassesAndMapsThemToDifficulty) {
   TrainOptions o;
   o.max_epochs = 80;
   o.on_epoch = [&](int, double, double, double) { ++epochs_seen; };
-  const auto rep = m.train(X, y, o);
+  const auto rep = train_difficulty(m, X, y, o);
   EXPECT_GT(rep.val_accuracy, 0.9);
   EXPECT_EQ(epochs_seen, rep.epochs);
   EXPECT_LE(rep.best_epoch, rep.epochs);
@@ -89,7 +90,7 @@ TEST(DifficultyMLP, EarlyStoppingKeepsTheBestValidationEpoch) {
   TrainOptions o;
   o.max_epochs = 500;
   o.patience = 10;
-  const auto rep = m.train(X, y, o);
+  const auto rep = train_difficulty(m, X, y, o);
   EXPECT_LT(rep.epochs, 500);
   EXPECT_EQ(rep.epochs - rep.best_epoch, 10);
 }

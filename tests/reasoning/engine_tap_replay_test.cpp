@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "engine/context.h"
-#include "engine/scheduler.h"
-#include "reasoning/difficulty_data.h"
+#include "engine/engine.h"
+#include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 
 using namespace kvscope;

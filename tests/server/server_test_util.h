@@ -17,6 +17,7 @@
 
 #include "model/random_model.h"
 #include "server/server.h"
+#include "fixtures.h"
 #include "test_util.h"
 
 namespace kvscope::test {
@@ -34,18 +35,7 @@ inline std::string server_model_path() {
     if (std::filesystem::exists(p)) return p.string();
   }
   static std::string written = [] {
-    RandomModelSpec s;
-    s.dim = 256;
-    s.layers = 4;
-    s.heads = 8;
-    s.kv_heads = 4;
-    s.ffn = 688;
-    s.vocab = 512;
-    s.ctx = 512;
-    s.seed = 1;
-    auto p = (temp_dir() / "default.gguf").string();
-    write_random_model(s, p);
-    return p;
+    return fixtures::model_file(fixtures::tiny_spec(256, 4, 8, 4, 688, 512, 512, 1), "default");
   }();
   return written;
 }

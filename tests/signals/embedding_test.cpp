@@ -6,8 +6,9 @@
 
 #include <cmath>
 
-#include "engine/batch.h"
+#include "engine/batched_forward.h"
 #include "model/random_model.h"
+#include "fixtures.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -17,18 +18,7 @@ using namespace kvscope::signals;
 namespace {
 
 std::string embed_model() {
-  RandomModelSpec s;
-  s.dim = 64;
-  s.layers = 3;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.ffn = 128;
-  s.vocab = 300;
-  s.ctx = 128;
-  s.seed = 5;
-  auto p = (test::temp_dir() / "signals_embed.gguf").string();
-  if (!std::filesystem::exists(p)) write_random_model(s, p);
-  return p;
+  return fixtures::model_file(fixtures::tiny_spec(64, 3, 4, 2, 128, 300, 128, 5), "signals_embed");
 }
 
 double l2(const std::vector<float>& v) {

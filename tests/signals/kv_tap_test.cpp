@@ -9,9 +9,10 @@
 
 #include "engine/batch.h"
 #include "engine/context.h"
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 #include "model/random_model.h"
 #include "signals/scored_generation.h"
+#include "fixtures.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -21,19 +22,9 @@ using namespace kvscope::signals;
 namespace {
 
 std::string signals_model(const std::string& arch = "llama", int layers = 6) {
-  RandomModelSpec s;
+  RandomModelSpec s = fixtures::tiny_spec(64, layers, 4, 2, 128, 300, 128, 7);
   s.arch = arch;
-  s.dim = 64;
-  s.layers = layers;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.ffn = 128;
-  s.vocab = 300;
-  s.ctx = 128;
-  s.seed = 7;
-  auto p = (test::temp_dir() / ("signals_" + arch + std::to_string(layers) + ".gguf")).string();
-  if (!std::filesystem::exists(p)) write_random_model(s, p);
-  return p;
+  return fixtures::model_file(s, "signals_" + arch + std::to_string(layers));
 }
 
 std::vector<int32_t> some_tokens(int n, int salt = 0) {
@@ -264,7 +255,7 @@ TEST(SignalsTap, ScoredGenerationReportsEveryScore) {
   so.extra = {{"all", parse_layers("all", model->hparams().n_layer), false}, {"layer0", {0}, false}};
   const auto prompt = model->tokenizer().encode("hello world", true, false);
   auto r = generate_scored(ctx, prompt, sp, 7, so);
-  ASSERT_EQ(r.gen.tokens.size(), 7u) << r.gen.stop_reason;
+  ASSERT_EQ(r.gen.tokens.size(), 7u) << stop_reason_name(r.gen.stop_reason);
   const auto& s = r.signals;
   // The cap stopped generation, so one extra step computed the last token's K/V.
   EXPECT_EQ(s.n_tokens, static_cast<int>(r.gen.tokens.size()));

@@ -1,4 +1,4 @@
-#include "reasoning/linear_probe.h"
+#include "training/linear_probe.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "engine/kv_calibrate.h"
+#include "training/kv_calibrate.h"
 
 #include <algorithm>
 #include <cmath>

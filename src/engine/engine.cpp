@@ -1,8 +1,9 @@
-#include "engine/scheduler.h"
+#include "engine/engine.h"
 
 #include <algorithm>
 
 #include "engine/session_file.h"
+#include "model/fingerprint.h"
 #include "util/error.h"
 
 namespace kvscope {
@@ -113,14 +114,14 @@ void Engine::admit_incoming() {
     Seq* q = s.get();
     seqs_[q->id] = std::move(s);
     if (q->req.max_tokens == 0)
-      finish(q, "length", ev);
+      finish(q, StopReason::Length, ev);
     else
       waiting_.push_back(q);
   }
 }
 
-void Engine::finish(Seq* s, const std::string& reason, std::vector<TokenEvent>& events) {
-  if (!s->req.session_id.empty() && reason != "cancelled" && s->n_computed > 0) {
+void Engine::finish(Seq* s, StopReason reason, std::vector<TokenEvent>& events) {
+  if (!s->req.session_id.empty() && reason != StopReason::Cancelled && s->n_computed > 0) {
     // Pin the history for the next turn (replacing an older, unused state of the same session).
     Session& ss = sessions_[s->req.session_id];
     ss.table.release_all(kv_->pool());
@@ -160,7 +161,7 @@ void Engine::apply_cancels() {
   }
   std::vector<TokenEvent> ev;
   for (RequestId id : c)
-    if (auto it = seqs_.find(id); it != seqs_.end()) finish(it->second.get(), "cancelled", ev);
+    if (auto it = seqs_.find(id); it != seqs_.end()) finish(it->second.get(), StopReason::Cancelled, ev);
 }
 
 void Engine::preempt(Seq* s) {
@@ -323,23 +324,23 @@ bool Engine::step() {
     if (s->req.on_logits) s->req.on_logits(lg, nv);
     const int32_t tok = s->sampler.sample(lg, nv, s->tokens);
     if (!s->req.ignore_eos && tk.is_eog(tok)) {
-      finish(s, "eos", events);
+      finish(s, StopReason::Eos, events);
       continue;
     }
     if (s->n_generated > 0 && s->req.continue_allowed && !s->req.continue_allowed->empty() &&
         !(*s->req.continue_allowed)[static_cast<size_t>(tok)]) {
-      finish(s, "stop", events);
+      finish(s, StopReason::Stop, events);
       continue;
     }
     s->tokens.push_back(tok);
     ++s->n_generated;
     ++stats_.generated_tokens;
-    TokenEvent ev{s->id, tok, false, ""};
+    TokenEvent ev{s->id, tok, false, StopReason::None};
     if (s->req.on_token) s->req.on_token(ev);
     if (s->n_generated >= s->req.max_tokens)
-      finish(s, "length", events);
+      finish(s, StopReason::Length, events);
     else if (s->n_computed >= limit_)
-      finish(s, "context", events);
+      finish(s, StopReason::Context, events);
   }
   for (Seq* s : running_) {
     alloc += s->table.capacity(kv_->block_size());

@@ -18,7 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/batch.h"
+#include "engine/batched_forward.h"
+#include "engine/request.h"
 #include "kernels/threadpool.h"
 #include "kvcache/block_table.h"
 #include "kvcache/kv_type_map.h"
@@ -27,8 +28,6 @@
 #include "sampling/sampler.h"
 
 namespace kvscope {
-
-using RequestId = int64_t;
 
 struct EngineParams {
   int n_threads = 0;          // 0: hardware concurrency
@@ -41,50 +40,6 @@ struct EngineParams {
   int max_seqs = 64;           // running sequences at most
   bool prefix_caching = true;
   double session_idle_s = 300;  // a session's pinned blocks are dropped after this long unused
-};
-
-struct TokenEvent {
-  RequestId id = 0;
-  int32_t token = -1;        // -1 on the final event when no token comes with it
-  bool finished = false;
-  std::string stop_reason;   // on the final event: "eos" | "stop" | "length" | "context" | "cancelled"
-};
-
-struct Request {
-  std::vector<int32_t> prompt;
-  SamplingParams sampling;
-  int max_tokens = 16;
-  // Non-empty: when the request ends its blocks stay pinned under this id, and the next request
-  // with the same id whose prompt extends that history computes only the new tokens.
-  std::string session_id;
-  uint64_t cache_salt = 0;  // separates tenants in the prefix cache
-  bool ignore_eos = false;  // benchmarks: always generate max_tokens
-  // Called on the engine's step thread, in order, for every token and once with finished = true.
-  std::function<void(const TokenEvent&)> on_token;
-  // Optional: the logits each sampled token was drawn from (n_vocab floats), on the step thread.
-  std::function<void(const float* logits, int n_vocab)> on_logits;
-  // Optional observer of the request's K/V (signals), called on the step thread; must outlive the
-  // request. After a preemption the recomputed positions are delivered again and prompt blocks
-  // served from the prefix cache are not delivered at all (the tap sees only computed positions).
-  KVTap* tap = nullptr;
-  // Optional: the first generated token must be one marked here (a forced answer must open with a
-  // number: Tokenizer::number_start_mask); must outlive the request.
-  const std::vector<uint8_t>* first_token_allowed = nullptr;
-  // Optional: after the first generated token, a token not marked here ends the request (stop
-  // reason "stop") and is not emitted, so a forced answer ends with its number
-  // (Tokenizer::number_continue_mask); must outlive the request.
-  const std::vector<uint8_t>* continue_allowed = nullptr;
-  // With a tap: also deliver the K/V of prompt positions served from the prefix cache or a session,
-  // read back from the cache at admission (K as stored, after RoPE; skipped for a pre-RoPE tap).
-  bool tap_cached_prefix = false;
-};
-
-struct Completion {
-  std::vector<int32_t> tokens;
-  std::string stop_reason;
-  int n_prompt = 0;
-  int n_cached = 0;        // prompt tokens served from the prefix cache at the last admission
-  int n_preempted = 0;     // times this request was preempted and recomputed
 };
 
 struct EngineStats {
@@ -142,7 +97,7 @@ class Engine {
   void replay_cached(Seq& s, int n);
   void preempt(Seq* s);
   void publish_hashes(Seq& s);
-  void finish(Seq* s, const std::string& reason, std::vector<TokenEvent>& events);
+  void finish(Seq* s, StopReason reason, std::vector<TokenEvent>& events);
   void loop();
   int adopt_session(Seq& s);
   bool evict_one_session();

@@ -1,4 +1,4 @@
-#include "reasoning/difficulty_data.h"
+#include "training/difficulty_data.h"
 
 #include <memory>
 

@@ -1,0 +1,35 @@
+#include "core/mode.h"
+#include "core/stop_reason.h"
+
+namespace kvscope {
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::Fast: return "fast";
+    case Mode::Mixed: return "mixed";
+    case Mode::Slow: return "slow";
+  }
+  return "slow";
+}
+
+std::optional<Mode> parse_mode(std::string_view s) {
+  if (s == "fast") return Mode::Fast;
+  if (s == "mixed") return Mode::Mixed;
+  if (s == "slow") return Mode::Slow;
+  return std::nullopt;
+}
+
+std::string_view stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::None: return "none";
+    case StopReason::Eos: return "eos";
+    case StopReason::Stop: return "stop";
+    case StopReason::Length: return "length";
+    case StopReason::Context: return "context";
+    case StopReason::Cancelled: return "cancelled";
+    case StopReason::EarlyAnswer: return "early_answer";
+  }
+  return "none";
+}
+
+}  // namespace kvscope
