@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: dependencies, the llama.cpp oracle, the openai npm client, a release build with all tests
-# (parity with llama.cpp included), an ASan+UBSan build of the unit tests, and a short fuzz run.
+# Sets up and runs every test: dependencies, the llama.cpp oracle, the openai npm client, playwright-core, a release
+# build with all tests (parity with llama.cpp and the web UI in Chromium included), an ASan+UBSan build of the unit tests, and a short fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -8,6 +8,10 @@ if [ "$(id -u)" = 0 ]; then bash scripts/install-deps.sh; fi
 export KVSCOPE_ORACLE_DIR=$(bash tools/oracle/setup.sh "$PWD/build/oracle" | tail -n 1)
 # The official openai npm client (pinned) for the server's compatibility test.
 export KVSCOPE_OPENAI_DIR=$(bash tools/openai/setup.sh "$PWD/build/npm-openai" | tail -n 1)
+# playwright-core (pinned; it drives Debian's /usr/bin/chromium and downloads no browser) for the web
+# UI's browser test, which must run here rather than skip; its screenshots go to build/webtest-artifacts.
+export KVSCOPE_WEBTEST_DIR=$(bash tools/webtest/setup.sh "$PWD/build/npm-webtest" | tail -n 1)
+export KVSCOPE_WEBTEST_REQUIRED=1
 
 echo "== release build + tests"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -23,11 +27,11 @@ build/release/kvscope run -m build/train-smoke/kvscope-reasoner.gguf -p "Questio
   --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke2/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
 
-echo "== ASan+UBSan build + unit tests (parity runs in the release pass)"
+echo "== ASan+UBSan build + unit tests (parity and the browser test run in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs" --target kvscope_tests kvscope_cli
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  KVSCOPE_BIN="$PWD/build/asan/kvscope" build/asan/kvscope_tests --gtest_filter='-*Parity*:*Oracle*'
+  KVSCOPE_BIN="$PWD/build/asan/kvscope" build/asan/kvscope_tests --gtest_filter='-*Parity*:*Oracle*:*Browser*'
 
 echo "== fuzz the GGUF reader (libFuzzer, 60 s)"
 CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON -DKVSCOPE_TESTS=OFF \

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/options.h"
 #include "engine/context.h"
 #include "signals/kv_tap.h"
@@ -79,6 +80,9 @@ void add_bench_command(CLI::App& app) {
     to.pre_rope = o->tap_pre_rope;
     signals::FeatureTap tap(model->hparams(), to);
     size_t tap_bytes = 0, seq_kv_bytes = 0;
+    // On a terminal only: scripts that read stderr get no bar.
+    Progress bar(isatty(2), o->reps + 1, "bench (1 warm-up + " + std::to_string(o->reps) + ")", false);
+    bar.step(0);
     // One untimed warm-up of each phase pages the weights in and settles the thread pool.
     for (int rep = -1; rep < o->reps; ++rep) {
       if (o->pp > 0) {
@@ -110,6 +114,7 @@ void add_bench_command(CLI::App& app) {
                             static_cast<size_t>(swa->block_size());
         }
       }
+      bar.step(rep + 2);
     }
     const double pp = pp_rates.empty() ? 0 : median(pp_rates);
     const double tg = tg_rates.empty() ? 0 : median(tg_rates);

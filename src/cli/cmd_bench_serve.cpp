@@ -12,6 +12,7 @@
 #include <random>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/options.h"
 #include "engine/engine.h"
 #include "util/error.h"
@@ -211,9 +212,16 @@ void add_bench_serve_command(CLI::App& app) {
       run_level(*model, warm, 1, o->seed + 999983);
     }
     nlohmann::json results = nlohmann::json::array();
+    Progress bar(isatty(2), static_cast<int>(levels.size()) * o->reps, "bench-serve runs", false);  // terminals only
+    bar.step(0);
+    int runs = 0;
     for (int c : levels) {
       std::vector<nlohmann::json> reps;
-      for (int r = 0; r < o->reps; ++r) reps.push_back(run_level(*model, *o, c, o->seed + 1000 * r));
+      for (int r = 0; r < o->reps; ++r) {
+        reps.push_back(run_level(*model, *o, c, o->seed + 1000 * r));
+        bar.step(++runs);
+      }
+      bar.clear();
       // The median repetition by aggregate throughput, reported whole so its fields agree.
       std::sort(reps.begin(), reps.end(), [](const auto& a, const auto& b) { return a["gen_tok_s"].template get<double>() < b["gen_tok_s"].template get<double>(); });
       nlohmann::json j = reps[reps.size() / 2];

@@ -8,9 +8,11 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/options.h"
 #include "training/kv_calibrate.h"
 #include "kvcache/paged_kv_cache.h"
@@ -25,6 +27,25 @@ namespace {
 
 // Calibration text and held-out text come from different seeds (or different halves of a file).
 constexpr uint64_t kCalibSeed = 101, kHeldOutSeed = 202;
+
+// kv_calibrate's progress callback as one bar per phase (sensitivities, then the search).
+struct PhaseBars {
+  bool on;
+  std::string prefix, phase;
+  std::unique_ptr<Progress> bar;
+  void operator()(const char* ph, int i, int n) {
+    if (!on) return;
+    if (ph != phase) {
+      if (bar) bar->finish();
+      phase = ph;
+      bar = std::make_unique<Progress>(true, n, prefix + (phase == "search" ? "measuring whole maps" : "measuring layer sensitivities"), false);
+    }
+    bar->step(i);
+  }
+  void finish() {
+    if (bar) bar->finish();
+  }
+};
 
 struct TextOpts {
   std::string file;
@@ -154,18 +175,12 @@ void add_kv_calibrate_command(CLI::App& app) {
     KVCalibrateOptions co;
     co.candidates = cands;
     co.search_passes = o->search_passes;
-    const char* last_phase = "";
-    co.progress = [&](const char* phase, int i, int n) {
-      if (o->quiet) return;
-      if (std::string(phase) != last_phase && *last_phase) std::fprintf(stderr, "\n");
-      last_phase = phase;
-      std::fprintf(stderr, "\r%s %d/%d", std::string(phase) == "search" ? "measuring whole maps" : "measuring layer sensitivities",
-                   i, n);
-      std::fflush(stderr);
-    };
+    PhaseBars bars{!o->quiet, "", "", nullptr};
+    co.progress = [&](const char* phase, int i, int n) { bars(phase, i, n); };
     const KVCalibration c = kv_calibrate(*model, text, o->bits, o->model.threads, co);
+    bars.finish();
     if (!o->quiet) {
-      std::fprintf(stderr, "\nmean KL vs F16 when only this layer's K or V has the type:\nlayer     ");
+      std::fprintf(stderr, "mean KL vs F16 when only this layer's K or V has the type:\nlayer     ");
       for (KVType t : c.candidates) std::fprintf(stderr, " %10s", kv_type_name(t));
       std::fprintf(stderr, "\n");
       const size_t C = c.candidates.size();
@@ -227,7 +242,12 @@ void add_kv_eval_command(CLI::App& app) {
       for (double b : o->calibrate) {
         KVCalibrateOptions co;
         co.known_kl = sensitivity;
+        char label[48];
+        std::snprintf(label, sizeof label, "calibrate %.1f bits: ", b);
+        PhaseBars bars{static_cast<bool>(isatty(2)), label, "", nullptr};  // terminals only, like the settings' bar
+        co.progress = [&](const char* phase, int i, int n) { bars(phase, i, n); };
         const KVCalibration c = kv_calibrate(*model, calib, b, o->model.threads, co);
+        bars.finish();
         sensitivity = c.kl;
         KVCacheTypes t;
         t.layers = parse_kv_layer_types(format_kv_layer_types(c.types));
@@ -251,6 +271,9 @@ void add_kv_eval_command(CLI::App& app) {
     if (!o->json)
       std::printf("%-22s %10s %9s %10s %8s %10s %10s %12s\n", "setting", "B/token", "vs f16", "ppl", "dppl%", "mean KL",
                   "decode t/s", "ctx@budget");
+    Progress bar(isatty(2), static_cast<int>(settings.size()), "kv-eval settings", false);  // terminals only
+    bar.step(0);
+    int n_done = 0;
     for (const Setting& s : settings) {
       const auto layers = s.types.resolve(hp.n_layer);
       const size_t bpt = PagedKVCache::bytes_per_token(hp.n_kv_dim(), layers);
@@ -259,6 +282,7 @@ void add_kv_eval_command(CLI::App& app) {
       const size_t ctx_fit = (static_cast<size_t>(o->budget_mib) << 20) / bpt;
       const double red = 100.0 * (1.0 - double(bpt) / double(f16_bpt));
       const double dppl = 100.0 * (sc.ppl / ref_score.ppl - 1.0);
+      bar.clear();
       if (o->json) {
         nlohmann::json j = {{"setting", s.name}, {"types", format_kv_layer_types(layers)}, {"bytes_per_token", bpt},
                             {"reduction_vs_f16_pct", red}, {"ppl", sc.ppl}, {"ppl_f16", ref_score.ppl},
@@ -270,6 +294,7 @@ void add_kv_eval_command(CLI::App& app) {
                     sc.mean_kl, tps, ctx_fit);
       }
       std::fflush(stdout);
+      bar.step(++n_done);
     }
     if (!o->json)
       std::printf("(%zu held-out positions; KL and ppl deltas against an F16 cache; ctx@budget = %d MiB / bytes per token;"

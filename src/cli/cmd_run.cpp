@@ -149,6 +149,7 @@ void add_run_command(CLI::App& app) {
         std::printf("%s\n", j.dump().c_str());
       } else {
         std::printf("%s\n", r.text.c_str());
+        std::fflush(stdout);  // the text's line is out before the statistics' line on stderr
         std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n", o->reasoning.c_str(),
                      std::string(reasoning::mode_name(r.initial.mode)).c_str(),
                      std::string(reasoning::mode_name(r.final_mode)).c_str(), r.initial.reason.c_str(),
@@ -198,7 +199,10 @@ void add_run_command(CLI::App& app) {
       if (with_signals) j["signals"] = scored.signals.to_json();
       std::printf("%s\n", j.dump().c_str());
     } else {
+      // The statistics go on their own line of stderr: stdout's newline is flushed first (a pipe
+      // buffers it, and the two streams would interleave as "Answer: 86[41 prompt tokens ...").
       std::printf("\n");
+      std::fflush(stdout);
       std::fprintf(stderr, "[%d prompt tokens in %.1f ms, %zu generated in %.1f ms: %.1f tok/s, stop: %s]\n", r.n_prompt,
                    r.prompt_ms, r.tokens.size(), r.gen_ms, r.gen_ms > 0 ? r.tokens.size() * 1000.0 / r.gen_ms : 0.0,
                    std::string(stop_reason_name(r.stop_reason)).c_str());

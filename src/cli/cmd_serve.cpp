@@ -41,6 +41,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--session-dir", o->srv.session_dir,
                   "Enable /v1/sessions: save and restore conversations' KV as files in this directory");
   cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");
+  cmd->add_flag("!--no-webui", o->srv.webui, "Do not serve the web UI (/ and /dashboard answer 404)");
   add_reasoning_options(cmd, o->reasoning);
   const char* g = "Adaptive reasoning";
   cmd->add_option("--decision-cache", o->srv.decision_cache.redis_url,
@@ -75,6 +76,8 @@ void add_serve_command(CLI::App& app) {
     server::Server srv(so);
     const int port = srv.start();
     std::fprintf(stderr, "kvscope serve: listening on http://%s:%d/v1 (loading %s)\n", so.host.c_str(), port, so.model_path.c_str());
+    if (so.webui)
+      std::fprintf(stderr, "kvscope serve: web UI on http://%s:%d/ (dashboard: /dashboard)\n", so.host.c_str(), port);
     bool announced = false;
     for (;;) {
       timespec tick{0, 100 * 1000 * 1000};

@@ -6,6 +6,7 @@
 
 #include "model/fingerprint.h"
 #include "server/server_impl.h"
+#include "server/webui.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -41,6 +42,57 @@ bool same_key(const std::string& a, const std::string& b) {
 std::string bearer_of(const httplib::Request& req) {
   const std::string h = req.get_header_value("Authorization");
   return h.rfind("Bearer ", 0) == 0 ? h.substr(7) : std::string();
+}
+
+// The web UI's pages and files.
+bool is_web_path(const std::string& p) { return p == "/" || p == "/dashboard" || p.rfind("/ui/", 0) == 0; }
+
+// Files the key form needs before a key is known (they hold no data).
+bool is_public_web_file(const std::string& p) { return p == "/ui/login.js" || p == "/ui/kvscope.css"; }
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The key the web UI's key form stored in the `kvscope_key` cookie, or "". The form writes it as hex
+// of its UTF-8 bytes: httplib percent-decodes header values, so an encoded ';' would split the cookie.
+std::string cookie_key(const httplib::Request& req) {
+  const std::string h = req.get_header_value("Cookie");
+  size_t pos = 0;
+  while (pos < h.size()) {
+    size_t end = h.find(';', pos);
+    if (end == std::string::npos) end = h.size();
+    std::string item = h.substr(pos, end - pos);
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    if (item.rfind("kvscope_key=", 0) == 0) {
+      const std::string v = item.substr(12);
+      if (v.size() % 2) return "";
+      std::string out;
+      for (size_t i = 0; i < v.size(); i += 2) {
+        const int hi = hex_value(v[i]), lo = hex_value(v[i + 1]);
+        if (hi < 0 || lo < 0) return "";
+        out += static_cast<char>(hi * 16 + lo);
+      }
+      return out;
+    }
+    pos = end + 1;
+  }
+  return "";
+}
+
+void serve_web_file(httplib::Response& res, const std::string& name) {
+  WebFile f;
+  if (!find_web_file(name, f)) throw ApiError(404, "invalid_request_error", "Unknown web UI file: " + name, "", "unknown_url");
+  // Everything the page uses comes from this server; nothing is fetched from elsewhere.
+  res.set_header("Content-Security-Policy",
+                 "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                 "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Cache-Control", "no-cache");
+  res.set_content(std::string(f.data), std::string(f.content_type));
 }
 
 // Runs a route handler, mapping exceptions to OpenAI error objects (never a crash or a hang-up).
@@ -182,10 +234,22 @@ void Server::Impl::setup_routes() {
 
   h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (opt.api_keys.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-    const std::string key = bearer_of(req);
+    const bool web_get = opt.webui && req.method == "GET" && is_web_path(req.path);
+    if (web_get && is_public_web_file(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    std::string key = bearer_of(req);
+    // A browser cannot add a bearer header to the pages it loads itself: those GETs take the key from
+    // the cookie the UI's key form sets (the API routes do not, so a cookie cannot forge a request).
+    if (key.empty() && web_get) key = cookie_key(req);
     bool ok = false;
     for (const auto& k : opt.api_keys) ok |= same_key(key, k);
     if (ok) return httplib::Server::HandlerResponse::Unhandled;
+    if (web_get && (req.path == "/" || req.path == "/dashboard")) {
+      serve_web_file(res, "login.html");  // still a 401: the page asks for the key, nothing else
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer");
+      metrics.requests_failed.fetch_add(1, std::memory_order_relaxed);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     write_error(res, ApiError(401, "invalid_request_error",
                               key.empty() ? "Missing bearer authentication in header (Authorization: Bearer KEY)"
                                           : "Incorrect API key provided",
@@ -238,6 +302,22 @@ void Server::Impl::setup_routes() {
           if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
           res.set_content(metrics.render(st ? &*st : nullptr) + reasoning_metrics(), "text/plain; version=0.0.4; charset=utf-8");
         }));
+  h.Get("/v1/stats", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
+          std::optional<EngineStats> st;
+          if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
+          json j = metrics.to_json(st ? &*st : nullptr);
+          j["model"] = model_id;
+          j["uptime_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          res.set_header("Cache-Control", "no-cache");
+          res.set_content(dump(j), "application/json");
+        }));
+  if (opt.webui) {
+    h.Get("/", guarded(this, [](const httplib::Request&, httplib::Response& res) { serve_web_file(res, "index.html"); }));
+    h.Get("/dashboard", guarded(this, [](const httplib::Request&, httplib::Response& res) { serve_web_file(res, "dashboard.html"); }));
+    h.Get(R"(/ui/([A-Za-z0-9_-]+\.(?:js|css|html)))", guarded(this, [](const httplib::Request& req, httplib::Response& res) {
+            serve_web_file(res, req.matches[1]);
+          }));
+  }
   auto model_obj = [this] {
     return json{{"id", model_id},
                 {"object", "model"},

@@ -34,6 +34,11 @@ uint64_t Histogram::count() const {
   return n_;
 }
 
+nlohmann::json Histogram::to_json() const {
+  std::lock_guard lk(mu_);
+  return {{"le", bounds_}, {"counts", counts_}, {"sum", sum_}, {"count", n_}};
+}
+
 void Histogram::render(std::string& out, const std::string& name, const std::string& help) const {
   std::lock_guard lk(mu_);
   out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
@@ -51,7 +56,14 @@ Metrics::Metrics()
     : ttft({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
       itl({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
       e2e({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
-      confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}) {}
+      decision_confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}),
+      confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}) {}
+
+void Metrics::count_mode(const std::string& requested, const std::string& served) {
+  std::lock_guard lk(mode_mu_);
+  ++by_requested_[requested];
+  ++by_mode_[served];
+}
 
 std::string Metrics::render(const EngineStats* e) const {
   std::string out;
@@ -82,7 +94,18 @@ std::string Metrics::render(const EngineStats* e) const {
            {"fast", "mixed", "slow"}, reasoning_ended);
     family("kvscope_reasoning_switches_total", "Mode switches of reasoning requests, by kind.", "kind",
            {"early_answer", "upgrade", "retry"}, reasoning_switches);
-    confidence.render(out, "kvscope_reasoning_confidence", "The difficulty estimator's confidence of auto decisions.");
+    decision_confidence.render(out, "kvscope_reasoning_confidence", "The difficulty estimator's confidence of auto decisions.");
+  }
+  confidence.render(out, "kvscope_answer_confidence", "Confidence of finished answers (signals' max_prob, else the "
+                    "reasoning answer confidence, else the mean top-token probability when logprobs were asked).");
+  {
+    std::lock_guard lk(mode_mu_);
+    auto labelled = [&](const char* name, const char* label, const char* help, const std::map<std::string, uint64_t>& m) {
+      out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+      for (const auto& [k, v] : m) out += std::string(name) + "{" + label + "=\"" + k + "\"} " + std::to_string(v) + "\n";
+    };
+    labelled("kvscope_requests_by_mode_total", "mode", "Finished generation requests by the reasoning mode that answered (none: no reasoning).", by_mode_);
+    labelled("kvscope_requests_by_requested_reasoning_total", "requested", "Finished generation requests by the reasoning asked for.", by_requested_);
   }
   if (e) {
     scalar(out, "kvscope_kv_blocks_total", "gauge", "KV cache blocks in the pool.", e->blocks.total);
@@ -109,6 +132,35 @@ std::string Metrics::render(const EngineStats* e) const {
     scalar(out, "kvscope_sessions", "gauge", "Sessions whose history is pinned in the KV cache.", e->sessions);
   }
   return out;
+}
+
+nlohmann::json Metrics::to_json(const EngineStats* e) const {
+  nlohmann::json j = {{"model_loaded", e != nullptr},
+                      {"requests", {{"total", requests_total.load()},
+                                    {"failed", requests_failed.load()},
+                                    {"cancelled", requests_cancelled.load()},
+                                    {"in_flight", in_flight.load()},
+                                    {"running", e ? e->running : 0},
+                                    {"waiting", e ? e->waiting : 0}}},
+                      {"tokens", {{"prompt", prompt_tokens.load()}, {"generated", generation_tokens.load()},
+                                  {"prompt_cached", e ? e->prompt_tokens_cached : 0}}},
+                      {"ttft_seconds", ttft.to_json()},
+                      {"inter_token_latency_seconds", itl.to_json()},
+                      {"request_duration_seconds", e2e.to_json()},
+                      {"answer_confidence", confidence.to_json()}};
+  {
+    std::lock_guard lk(mode_mu_);
+    j["requests_by_mode"] = by_mode_;
+    j["requests_by_requested_reasoning"] = by_requested_;
+  }
+  if (e) {
+    j["kv"] = {{"blocks_total", e->blocks.total}, {"blocks_used", e->blocks.used}, {"blocks_cached", e->blocks.cached_free},
+               {"block_size_tokens", e->block_size}, {"preemptions", e->preemptions}, {"sessions", e->sessions}};
+    j["prefix_cache"] = {{"queries", e->blocks.prefix_queries}, {"hits", e->blocks.prefix_hits},
+                         {"hit_rate", e->blocks.prefix_queries ? double(e->blocks.prefix_hits) / double(e->blocks.prefix_queries) : 0.0}};
+    j["engine_steps"] = e->steps;
+  }
+  return j;
 }
 
 }  // namespace kvscope::server

@@ -3,7 +3,9 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@ class Histogram {
   // Appends the _bucket/_sum/_count lines of metric `name` (cumulative buckets, +Inf last).
   void render(std::string& out, const std::string& name, const std::string& help) const;
   uint64_t count() const;
+  // {"le": upper bounds, "counts": per bucket (not cumulative, +Inf last), "sum", "count"}.
+  nlohmann::json to_json() const;
 
  private:
   std::vector<double> bounds_;
@@ -37,11 +41,23 @@ struct Metrics {
   // mode (fast, mixed, slow), switches by kind (early_answer, upgrade, retry), and the estimator's
   // confidence of each auto decision.
   std::atomic<uint64_t> reasoning_started[4]{}, reasoning_ended[3]{}, reasoning_switches[3]{};
-  Histogram confidence;
+  Histogram decision_confidence;
   std::string kv_types;  // the engine's K/V types ("k=int8 v=int8" or the per-layer map); set before serving
+  // Each finished answer's confidence in [0, 1] (see Exchange::record_outcome in completions.cpp).
+  Histogram confidence;
+
+  // A finished request: the reasoning mode asked for and the one that answered ("none" for both
+  // without "reasoning").
+  void count_mode(const std::string& requested, const std::string& served);
 
   // The whole exposition; `engine` is null while the model loads.
   std::string render(const EngineStats* engine) const;
+  // The same counters as one JSON object (GET /v1/stats, read by the dashboard).
+  nlohmann::json to_json(const EngineStats* engine) const;
+
+ private:
+  mutable std::mutex mode_mu_;
+  std::map<std::string, uint64_t> by_requested_, by_mode_;
 };
 
 }  // namespace kvscope::server

@@ -1,5 +1,6 @@
 // kvscope's OpenAI-compatible HTTP server: /v1/completions, /v1/chat/completions (JSON or SSE
-// streams), /v1/embeddings, /v1/models, /health and /metrics, with every generation request run
+// streams), /v1/embeddings, /v1/models, /health, /metrics and /v1/stats (the same counters as JSON), the
+// web UI (/ and /dashboard), with every generation request run
 // through the continuous-batching Engine. The listener comes up first and the model loads in the
 // background (/health answers 503 until it is ready).
 #pragma once
@@ -30,6 +31,7 @@ struct ServerOptions {
   double heartbeat_s = 1.0;          // how often a silent request probes its connection
   double shutdown_grace_s = 30;      // in-flight requests get this long to finish, then are cancelled
   bool log_requests = false;         // one line per request on stderr
+  bool webui = true;                 // the web UI at / and /dashboard (its files are in the binary)
   std::function<void()> before_load; // run on the loading thread first (tests hold the load back)
   // Adaptive reasoning ("reasoning" in a request). The estimator: this file, else the model's
   // "<stem>.difficulty.bin" when present; without one only fast/mixed/slow are served.

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -52,6 +53,7 @@ struct Server::Impl {
   tok::ChatFormat chat_format = tok::ChatFormat::ChatML;
   std::string model_id;
   int64_t created = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   Metrics metrics;
   // /v1/embeddings: one Embedder (its own KV cache), created on first use, one request at a time.

@@ -27,6 +27,18 @@ TEST(Cli, RunGeneratesFromAGeneratedModel) {
   EXPECT_NE(r.out.find("\"tokens\""), std::string::npos);
 }
 
+TEST(Cli, RunPrintsItsStatisticsOnTheirOwnLine) {
+  // stdout and stderr into one pipe, as `kvscope run ... 2>&1 | tee log` would.
+  auto r = run("run -m " + small_model() + " -p 'hello there' -n 6 --temp 0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const size_t at = r.out.find("prompt tokens in");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t open = r.out.rfind('[', at);
+  ASSERT_NE(open, std::string::npos) << r.out;
+  EXPECT_TRUE(open == 0 || r.out[open - 1] == '\n') << r.out;
+  EXPECT_EQ(r.out.back(), '\n');
+}
+
 TEST(Cli, BenchPrintsJson) {
   auto r = run("bench -m " + small_model() + " -p 8 -n 4 -r 1 -t 1 --json");
   ASSERT_EQ(r.status, 0) << r.out;
