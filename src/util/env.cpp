@@ -40,6 +40,14 @@ const std::vector<EnvVar>& env_registry() {
       {"KVSCOPE_ORACLE_DIR", "a folder", "tests: where tools/oracle/setup.sh installed node-llama-cpp (default build/oracle)"},
       {"KVSCOPE_OPENAI_DIR", "a folder", "tests: where tools/openai/setup.sh installed the openai client (default build/npm-openai)"},
       {"KVSCOPE_SHARED_DIR", "a folder", "tests: the shared folder with real models (default ../shared beside the checkout)"},
+      {"KVSCOPE_PARITY_FILES", "GGUF paths, comma-separated", "tests: extra files for the parity test (bench/compare_llamacpp.py --quantize)"},
+      {"KVSCOPE_WEBTEST_DIR", "a folder", "tests: where tools/webtest/setup.sh installed playwright-core"},
+      {"KVSCOPE_WEBTEST_REQUIRED", "0|1", "tests: 1 makes the browser test fail instead of skip when it cannot run"},
+      {"KVSCOPE_WEBTEST_MODEL", "a GGUF path", "tests: the model the browser test serves"},
+      {"KVSCOPE_WEBTEST_ARTIFACTS", "a folder", "tests: where the browser test writes its screenshots"},
+      {"KVSCOPE_CHROMIUM", "a path", "tests: the Chromium binary the browser test drives (default /usr/bin/chromium)"},
+      {"KVSCOPE_BASE_URL", "a URL", "tests: the server the openai client compatibility script talks to"},
+      {"KVSCOPE_API_KEY", "a key", "tests: the key the openai client compatibility script sends"},
   };
   return vars;
 }
