@@ -81,7 +81,11 @@ TEST(ServerWebUi, StatsJsonCountsWhatMetricsCounts) {
   ASSERT_TRUE(c.read_head(head));
   ASSERT_EQ(head.status, 200);
   std::string ev;
+  double stream_max_prob = -1;  // the stream's final chunk carries the answer's signals
   while (!(ev = c.next_event()).empty() && ev != "[DONE]") {
+    const json e = json::parse(ev);
+    if (e.contains("kvscope") && e["kvscope"].contains("signals"))
+      stream_max_prob = e["kvscope"]["signals"]["max_prob"].get<double>();
   }
   auto b = post(p, "/v1/chat/completions", json{{"messages", json::array({{{"role", "user"}, {"content", "Hi"}}})}, {"max_tokens", 4}});
   ASSERT_EQ(b.status, 200) << b.body;
@@ -92,22 +96,18 @@ TEST(ServerWebUi, StatsJsonCountsWhatMetricsCounts) {
   EXPECT_EQ(j["requests_by_mode"]["none"], 2);
   EXPECT_EQ(j["requests_by_mode"]["fast"], 1);
   EXPECT_EQ(j["requests_by_requested_reasoning"]["fast"], 1);
-  // Only the request that asked for logprobs has a confidence (the others have no signal for it).
+  // Every answer carries kvscope.signals, so each one's confidence is its signals' max_prob.
   const json& h = j["answer_confidence"];
-  EXPECT_EQ(h["count"], 1);
-  double mean_top = 0;
-  // Greedy: each token is the top-1, so its log-probability is the top-1's.
-  const json aj = a.j();
-  const json& lps = aj["choices"][0]["logprobs"]["token_logprobs"];
-  ASSERT_EQ(lps.size(), 6u);
-  for (const auto& l : lps) mean_top += std::exp(l.get<double>());
-  mean_top /= lps.size();
-  EXPECT_NEAR(h["sum"].get<double>(), mean_top, 1e-4);
+  EXPECT_EQ(h["count"], 3);
+  ASSERT_GE(stream_max_prob, 0);
+  const double expect_sum = a.j()["kvscope"]["signals"]["max_prob"].get<double>() +
+                            b.j()["kvscope"]["signals"]["max_prob"].get<double>() + stream_max_prob;
+  EXPECT_NEAR(h["sum"].get<double>(), expect_sum, 1e-4);
   EXPECT_EQ(j["ttft_seconds"]["count"], 3);
   const std::string m = http(p, "GET", "/metrics").body;
   EXPECT_EQ(metric(m, "kvscope_generation_tokens_total"), j["tokens"]["generated"].get<double>());
   EXPECT_EQ(metric(m, "kvscope_requests_by_mode_total{mode=\"fast\"}"), 1);
-  EXPECT_EQ(metric(m, "kvscope_answer_confidence_count"), 1);
+  EXPECT_EQ(metric(m, "kvscope_answer_confidence_count"), 3);
   EXPECT_EQ(metric(m, "kvscope_kv_blocks_total"), j["kv"]["blocks_total"].get<double>());
 }
 
