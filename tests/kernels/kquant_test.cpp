@@ -12,6 +12,7 @@
 
 #include "gguf/gguf.h"
 #include "kernels/internal.h"
+#include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 #include "kernels/kquant.h"
 #include "util/error.h"
@@ -21,18 +22,6 @@ using namespace kvscope::kernels;
 namespace {
 
 const DType kTypes[] = {DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
-
-std::vector<Isa> isas() {
-  std::vector<Isa> v = {Isa::Scalar};
-  if (static_cast<int>(detected_isa()) >= static_cast<int>(Isa::AVX2)) v.push_back(Isa::AVX2);
-  if (detected_isa() == Isa::AVX512) v.push_back(Isa::AVX512);
-  return v;
-}
-
-struct IsaGuard {
-  Isa saved = active_isa();
-  ~IsaGuard() { set_active_isa(saved); }
-};
 
 std::vector<float> normal_rows(int64_t n, std::mt19937& rng, float outlier = 6.0f) {
   std::normal_distribution<float> nd(0.0f, 1.0f);

@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
 using namespace kvscope::kernels;
@@ -21,18 +22,6 @@ using namespace kvscope::kernels;
 namespace {
 
 const DType kTypes[] = {DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS};
-
-std::vector<Isa> isas() {
-  std::vector<Isa> v = {Isa::Scalar};
-  if (static_cast<int>(detected_isa()) >= static_cast<int>(Isa::AVX2)) v.push_back(Isa::AVX2);
-  if (detected_isa() == Isa::AVX512) v.push_back(Isa::AVX512);
-  return v;
-}
-
-struct IsaGuard {
-  Isa saved = active_isa();
-  ~IsaGuard() { set_active_isa(saved); }
-};
 
 std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
   std::normal_distribution<float> g(0.0f, scale);

@@ -19,23 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
 using namespace kvscope::kernels;
 
 namespace {
-
-std::vector<Isa> isas() {
-  std::vector<Isa> v = {Isa::Scalar};
-  if (static_cast<int>(detected_isa()) >= static_cast<int>(Isa::AVX2)) v.push_back(Isa::AVX2);
-  if (detected_isa() == Isa::AVX512) v.push_back(Isa::AVX512);
-  return v;
-}
-
-struct IsaGuard {
-  Isa saved = active_isa();
-  ~IsaGuard() { set_active_isa(saved); }
-};
 
 // Random weights of type t (rows x cols); `offset` misaligns the data pointer.
 std::vector<uint8_t> make_weights(DType t, int64_t rows, int64_t cols, std::mt19937& rng, size_t offset) {

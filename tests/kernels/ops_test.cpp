@@ -8,21 +8,12 @@
 #include <random>
 #include <vector>
 
+#include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
 using namespace kvscope::kernels;
 
 namespace {
-std::vector<Isa> isas() {
-  std::vector<Isa> v = {Isa::Scalar};
-  if (static_cast<int>(detected_isa()) >= 1) v.push_back(Isa::AVX2);
-  if (detected_isa() == Isa::AVX512) v.push_back(Isa::AVX512);
-  return v;
-}
-struct IsaGuard {
-  Isa saved = active_isa();
-  ~IsaGuard() { set_active_isa(saved); }
-};
 const int64_t kLens[] = {1, 2, 7, 8, 15, 16, 17, 33, 100, 1000, 4097};
 
 std::vector<float> rnd(int64_t n, std::mt19937& rng, float scale = 1.0f) {
