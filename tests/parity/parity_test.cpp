@@ -140,13 +140,29 @@ std::vector<Case> cases() {
   c.push_back({"qwen3moe_f32", moe("qwen3moe", 2), "", kTolF32});
   c.push_back({"mixtral_f32", moe("llama", 2), "", kTolF32});
   c.push_back({"olmoe_f32", moe("olmoe", 3), "", kTolF32});
-  // Expert tensors and gemma's matrices in a quantized type (K-quant cases come with the K-quant work).
+  // Expert tensors and gemma's matrices in quantized types.
   auto moe_q8 = moe("qwen3moe", 2);
   moe_q8.type = DType::Q8_0;
   c.push_back({"qwen3moe_q8_0", moe_q8, "", kTolQuant});
   auto g2q = g2;
   g2q.type = DType::Q8_0;
   c.push_back({"gemma2_q8_0", g2q, "", kTolQuant});
+  // One K-quant file per family, Q4_K_M's mix. Experts of 256 (K-quant super-blocks); gemma3's 6
+  // layers with GeGLU's fp16 rounding on top of the Q8_K flips measured 0.31, so it gets the bound
+  // of the deeper files.
+  auto kq = [&](const char* name, RandomModelSpec spec, double tol) {
+    spec.type = DType::Q4_K;
+    spec.mix = "q4_k_m";
+    if (spec.experts) spec.expert_ffn = 256;
+    c.push_back({name, spec, "", tol});
+  };
+  kq("gemma2_q4_k_m", g2, kTolKQuant);
+  kq("gemma3_q4_k_m", g3, kTolDeep);
+  kq("phi3_q4_k_m", shape("phi3", 256, 2, 4, 2, 64, DType::F32), kTolKQuant);
+  kq("qwen2moe_q4_k_m", moe("qwen2moe", 2), kTolKQuant);
+  kq("qwen3moe_q4_k_m", moe("qwen3moe", 2), kTolKQuant);
+  kq("mixtral_q4_k_m", moe("llama", 2), kTolKQuant);
+  kq("olmoe_q4_k_m", moe("olmoe", 3), kTolKQuant);
   c.push_back({"stories260K", {}, test::shared_model("stories260K.gguf"), kTolF32});
   // Extra files (bench/compare_llamacpp.py --quantize passes llama-quantize's outputs here):
   // KVSCOPE_PARITY_FILES=a.gguf,b.gguf adds cases file_0, file_1, ... at the quantized tolerance.
