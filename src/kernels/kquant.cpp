@@ -317,10 +317,10 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
 void block_scales(DType t, const uint8_t* blk, BlockScales& o) {
   switch (t) {
     case DType::Q2_K: {
-      const auto* b = reinterpret_cast<const BlockQ2_K*>(blk);
+      const uint8_t* sc = blk + offsetof(BlockQ2_K, scales);  // blocks may sit at any byte address
       for (int j = 0; j < 16; ++j) {
-        o.s[j] = static_cast<int16_t>(b->scales[j] & 15);
-        o.m[j] = static_cast<int16_t>(b->scales[j] >> 4);
+        o.s[j] = static_cast<int16_t>(sc[j] & 15);
+        o.m[j] = static_cast<int16_t>(sc[j] >> 4);
       }
       o.D = h2f(blk + offsetof(BlockQ2_K, d));
       o.Dmin = h2f(blk + offsetof(BlockQ2_K, dmin));
