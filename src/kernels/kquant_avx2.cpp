@@ -10,18 +10,14 @@
 #include <cmath>
 
 #include "kernels/internal.h"
+#include "kernels/avx2_common.h"
 #include "kernels/kquant_simd.h"
 
 namespace kvscope::kernels::detail::avx2 {
 
 namespace {
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+using simd256::hsum;
 
 inline int32_t hsum_i32(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));

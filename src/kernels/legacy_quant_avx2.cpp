@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/legacy_quant.h"
+#include "kernels/avx2_common.h"
 
 namespace kvscope::kernels::legacy::avx2 {
 
@@ -22,12 +23,7 @@ inline float h2f(const uint8_t* p) {
   return _cvtsh_ss(h);
 }
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+using simd256::hsum;
 
 // 16 packed bytes -> 32 codes: low nibbles are elements 0..15, high nibbles 16..31.
 inline __m256i nibbles(const uint8_t* qs) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kvcache/kv_quant_internal.h"
+#include "kernels/avx2_common.h"
 
 namespace kvscope::detail::kv_avx2 {
 namespace {
@@ -16,12 +17,7 @@ using kvq::load_f32;
 
 constexpr int kMaxHead = 512, kMaxRows = 256;
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+using simd256::hsum;
 
 inline __m128i load64(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
 
