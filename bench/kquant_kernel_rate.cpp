@@ -6,11 +6,14 @@
 //   /tmp/kq_rate 16    # prefill-like
 //   /tmp/kq_rate 1 32768          # decode on a DRAM-sized matrix (32768 x 4096)
 //   KVSCOPE_REPACK=0 /tmp/kq_rate 1   # the in-place (unpacked) kernels
+//   /tmp/kq_rate 64 4096 f16,bf16,f32  # chosen types (GGUF names as gen-model --type takes them)
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <vector>
 #include <cstring>
+#include <sstream>
+#include <string>
 #include <ctime>
 #include "kernels/kernels.h"
 using namespace kvscope::kernels;
@@ -22,7 +25,13 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> nd;
   std::vector<float> x(M * K), y(M * N), row(K);
   for (auto& v : x) v = nd(rng);
-  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K, DType::IQ4_XS}) {
+  std::vector<DType> types = {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K, DType::IQ4_XS};
+  if (argc > 3) {
+    types.clear();
+    std::stringstream ss(argv[3]);
+    for (std::string n; std::getline(ss, n, ',');) types.push_back(dtype_from_name(n));
+  }
+  for (DType t : types) {
     size_t rb = row_bytes(t, K);
     std::vector<uint8_t> w(rb * N);
     for (int64_t r = 0; r < N; ++r) { for (auto& v : row) v = nd(rng); quantize_row(t, row.data(), w.data() + r * rb, K); }

@@ -94,9 +94,13 @@ constexpr size_t kqp_min_offset(const KqPackGeom& g) { return kqp_scale_offset(g
 constexpr size_t kqp_d_offset(const KqPackGeom& g) { return kqp_min_offset(g) + (g.mins ? static_cast<size_t>(16 * g.ns) : 0); }
 constexpr size_t kqp_block_bytes(const KqPackGeom& g) { return (kqp_d_offset(g) + (g.mins ? 64 : 32) + 63) & ~size_t{63}; }
 bool packed_kernels_available(DType t);  // AVX-512 (and VNNI for Q8_0/Q4_0), KVSCOPE_REPACK != 0
+// True when packed BF16 matrices use the column-pair layout for vdpbf16ps (AVX512_BF16): group
+// g, pair k/2, row r at uint16 offset ((g * Kp/2 + k/2) * 16 + r) * 2 + k % 2, Kp = K rounded up to
+// even (the odd tail zero). Otherwise BF16 packs column by column as F16 does.
+bool bf16_pair_layout();
 namespace avx512 {
 void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);      // a.packed set, Q8_0/Q4_0
-// a.packed set, F32/F16/BF16: 16-row groups stored column by column
+// a.packed set, F32/F16/BF16: 16-row groups stored column by column (BF16: see bf16_pair_layout)
 void packed_float_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
 void kq_packed_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, kqp_type(a.wt)
 }

@@ -54,9 +54,30 @@ bool packed_kernels_available(DType t) {
   if (kqp_type(t)) return avx512 && vnni;
   return (t == DType::Q8_0 || t == DType::Q4_0) && avx512 && vnni;
 }
+bool bf16_pair_layout() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return v;
+}
 }  // namespace detail
 
 namespace {
+// BF16 for vdpbf16ps: each 32-bit lane holds two consecutive columns of one row (layout in internal.h).
+bool pack_bf16_pairs(WeightRef& w, PackedStore& store) {
+  const int64_t K = w.cols, kp = (K + 1) / 2, groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
+  auto* out = reinterpret_cast<uint16_t*>(store.alloc(static_cast<size_t>(groups * kp * detail::kPackRows) * 4));
+  const auto* src = static_cast<const uint16_t*>(w.data);
+  for (int64_t n = 0; n < w.rows; ++n) {
+    uint16_t* g = out + static_cast<size_t>((n / detail::kPackRows) * kp * detail::kPackRows + n % detail::kPackRows) * 2;
+    const auto* row = reinterpret_cast<const uint8_t*>(src) + static_cast<size_t>(n * K) * 2;
+    for (int64_t k = 0; k < K; ++k) std::memcpy(g + static_cast<size_t>((k / 2) * detail::kPackRows) * 2 + k % 2, row + 2 * k, 2);
+  }
+  w.packed = out;
+  return true;
+}
+
 // F32/F16/BF16: element (n, k) goes to group n/16, column k, lane n%16 (elements keep their bytes).
 bool pack_float(WeightRef& w, PackedStore& store) {
   const size_t eb = w.type == DType::F32 ? 4 : 2;
@@ -156,6 +177,7 @@ bool pack_kq(WeightRef& w, PackedStore& store) {
 
 bool pack_weight(WeightRef& w, PackedStore& store) {
   if (!w.data || w.rows <= 0 || w.cols <= 0 || w.packed || !detail::packed_kernels_available(w.type)) return false;
+  if (w.type == DType::BF16 && detail::bf16_pair_layout()) return pack_bf16_pairs(w, store);
   if (w.type == DType::F32 || w.type == DType::F16 || w.type == DType::BF16) return pack_float(w, store);
   if (detail::kqp_type(w.type)) return pack_kq(w, store);
   const bool q4 = w.type == DType::Q4_0;
