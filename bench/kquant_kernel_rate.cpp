@@ -7,6 +7,7 @@
 //   /tmp/kq_rate 1 32768          # decode on a DRAM-sized matrix (32768 x 4096)
 //   KVSCOPE_REPACK=0 /tmp/kq_rate 1   # the in-place (unpacked) kernels
 //   /tmp/kq_rate 64 4096 f16,bf16,f32  # chosen types (GGUF names as gen-model --type takes them)
+//   /tmp/kq_rate 1 32000 q6_k,q4_k 768  # a 125M output matrix (32000 x 768)
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -19,7 +20,7 @@
 using namespace kvscope::kernels;
 int main(int argc, char** argv) {
   int M = argc > 1 ? atoi(argv[1]) : 1;
-  const int64_t N = argc > 2 ? atoll(argv[2]) : 4096, K = 4096;
+  const int64_t N = argc > 2 ? atoll(argv[2]) : 4096, K = argc > 4 ? atoll(argv[4]) : 4096;
   ThreadPool pool(1);
   std::mt19937 rng(1);
   std::normal_distribution<float> nd;
