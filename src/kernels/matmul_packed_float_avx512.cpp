@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/internal.h"
 
@@ -111,6 +112,9 @@ void rows(const MatArgs& m, int64_t n0, int64_t n1) {
   }
   constexpr int RM = 8;
   const int64_t KC = K <= 192 ? K : 128;  // 2 groups x 128 columns x 64 bytes = 16 KiB of L1 (F32)
+  [[maybe_unused]] float* wide = nullptr;
+  if constexpr (!std::is_same_v<L, Col32>)
+    wide = static_cast<float*>(scratch(7, static_cast<size_t>(2 * KC * kPackRows) * sizeof(float)));
   for (int64_t k0 = 0; k0 < K; k0 += KC) {
     Tile<L> t{};
     t.gs = gs;
@@ -123,6 +127,33 @@ void rows(const MatArgs& m, int64_t n0, int64_t n1) {
       t.w = w + g * gs + k0 * kPackRows;
       t.lanes[0] = lane_mask(n0, n1, g * kPackRows);
       t.lanes[1] = rg == 2 ? lane_mask(n0, n1, (g + 1) * kPackRows) : 0;
+      if constexpr (!std::is_same_v<L, Col32>) {
+        if (m.M > RM) {
+          // Widen the chunk to F32 once (16 KiB, stays in L1) instead of once per tile of RM rows:
+          // the inner loop is then loads and FMAs only.
+          Tile<Col32> t32{};
+          t32.gs = t.kc * kPackRows;
+          t32.ldx = t.ldx;
+          t32.ldy = t.ldy;
+          t32.kc = t.kc;
+          t32.add = t.add;
+          t32.lanes[0] = t.lanes[0];
+          t32.lanes[1] = t.lanes[1];
+          for (int i = 0; i < rg; ++i)
+            for (int64_t k = 0; k < t.kc; ++k) _mm512_store_ps(wide + (i * t.kc + k) * kPackRows, L::load(t.w + i * gs, k));
+          t32.w = wide;
+          for (int64_t m0 = 0; m0 < m.M; m0 += RM) {
+            const int rm = static_cast<int>(std::min<int64_t>(RM, m.M - m0));
+            t32.x = m.x.f + m0 * m.x.ldf + k0;
+            t32.y = m.y + m0 * m.ldy + g * kPackRows;
+            if (rg == 2)
+              tile_disp<Col32, 2>(rm, t32);
+            else
+              tile_disp<Col32, 1>(rm, t32);
+          }
+          continue;
+        }
+      }
       for (int64_t m0 = 0; m0 < m.M; m0 += RM) {
         const int rm = static_cast<int>(std::min<int64_t>(RM, m.M - m0));
         t.x = m.x.f + m0 * m.x.ldf + k0;
