@@ -58,16 +58,19 @@ inline size_t packed_scale_offset(DType t, int64_t b) {
 // long and 64-byte aligned. Every code becomes unsigned (Q3_K codes 0..7, Q6_K 0..63, IQ4_XS the
 // 4-bit codebook index; the kernel turns signed codes back through a per-slot offset) and is stored
 // at its own bit width, split in a low plane (4 bits, or 2 for Q2_K/Q3_K) and a high plane (Q5_K,
-// Q3_K: 1 bit; Q6_K: 2 bits). Within 32-element chunk c of a block (elements 32c..32c+31; "group"
-// g = 4 consecutive elements 32c+4g..32c+4g+3, byte 4r+i of a 64-byte vector = row r, element i):
-//   4-bit low plane, chunk bytes 256c + 64s (s < 4): low nibble = group s, high nibble = group 4+s
-//   2-bit low plane, chunk bytes 128c + 64v (v < 2): bits 2k..2k+1 = group 4v+k
-//   1-bit high plane, chunk bytes 64c: bit g = the code's bit above the low plane, group g
-//   2-bit high plane, chunk bytes 128c + 64h (h < 2): bits 2k..2k+1 = bits 4-5 of group 4h+k
-// then per block: the ns slot scales (16 or 8 per block, one per 16 or 32 elements), slot j at
-// bytes 16j, byte r = row r's scale as int8; for types with a separate min (Q2_K, Q4_K, Q5_K) the
-// slot mins in pairs, pair p at bytes 32p, byte 2r+q = row r's min of slot 2p+q (u8); then the 16
-// rows' fp16 D, and Dmin for types with mins. So one vpdpbusd advances 16 rows by 4 elements and
+// Q3_K: 1 bit; Q6_K: 2 bits). A block is its 8 chunks of 32 elements (32c..32c+31), each chunk its
+// low plane then its high plane (kqp_chunk_bytes; one sequential stream: a separate high-plane run
+// per block read 2-3x slower from DRAM, as the prefetcher lost track). "Group" g of a chunk = 4
+// consecutive elements 32c+4g..32c+4g+3; in a 64-byte vector, byte 4r+i = row r, element i:
+//   4-bit low plane, chunk bytes 64s (s < 4): low nibble = group s, high nibble = group 4+s
+//   2-bit low plane, chunk bytes 64v (v < 2): bits 2k..2k+1 = group 4v+k
+//   1-bit high plane, chunk bytes kqp_hi_offset: bit g = the code's bit above the low plane, group g
+//   2-bit high plane, chunk bytes kqp_hi_offset + 64h (h < 2): bits 2k..2k+1 = bits 4-5 of group 4h+k
+// After its 8 chunks each block holds the ns slot scales (16 or 8 per block, one per 16 or 32
+// elements), slot j at bytes 16j, byte r = row r's scale as int8; for types with a separate min
+// (Q2_K, Q4_K, Q5_K) the slot mins in pairs, pair p at bytes 32p, byte 2r+q = row r's min of slot
+// 2p+q (u8); then the 16 rows' fp16 D, and Dmin for types with mins. (Scales ahead of the chunks
+// read 15% slower from DRAM on Q6_K.) One vpdpbusd advances 16 rows by 4 elements and
 // every per-row factor is one vector load. Costs 1-5% more than the file's bytes (Q2_K 19%).
 struct KqPackGeom {
   int lo_bits = 0, hi_bits = 0;  // bits per code in the low / high plane
@@ -88,8 +91,10 @@ constexpr KqPackGeom kqp_geom(DType t) {
   }
 }
 constexpr bool kqp_type(DType t) { return kqp_geom(t).ns != 0; }
-constexpr size_t kqp_hi_offset(const KqPackGeom& g) { return static_cast<size_t>(512 * g.lo_bits); }
-constexpr size_t kqp_scale_offset(const KqPackGeom& g) { return static_cast<size_t>(512 * (g.lo_bits + g.hi_bits)); }
+constexpr size_t kqp_chunk_bytes(const KqPackGeom& g) { return static_cast<size_t>(64 * (g.lo_bits + g.hi_bits)); }
+constexpr size_t kqp_hi_offset(const KqPackGeom& g) { return static_cast<size_t>(64 * g.lo_bits); }  // in a chunk
+constexpr size_t kqp_code_offset(const KqPackGeom&) { return 0; }
+constexpr size_t kqp_scale_offset(const KqPackGeom& g) { return 8 * kqp_chunk_bytes(g); }
 constexpr size_t kqp_min_offset(const KqPackGeom& g) { return kqp_scale_offset(g) + static_cast<size_t>(16 * g.ns); }
 constexpr size_t kqp_d_offset(const KqPackGeom& g) { return kqp_min_offset(g) + (g.mins ? static_cast<size_t>(16 * g.ns) : 0); }
 constexpr size_t kqp_block_bytes(const KqPackGeom& g) { return (kqp_d_offset(g) + (g.mins ? 64 : 32) + 63) & ~size_t{63}; }

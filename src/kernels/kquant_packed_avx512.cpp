@@ -48,7 +48,7 @@ inline __m512i hi2(__m512i h) {
 template <DType T, int RM>
 void group_tile(const uint8_t* gp, int64_t nb, const XRow* xr, float* y, int64_t ldy, __mmask16 lanes) {
   constexpr KqPackGeom G = kqp_geom(T);
-  constexpr size_t BB = kqp_block_bytes(G), HI = kqp_hi_offset(G), SO = kqp_scale_offset(G), MO = kqp_min_offset(G),
+  constexpr size_t BB = kqp_block_bytes(G), CS = kqp_chunk_bytes(G), CO = kqp_code_offset(G), HI = kqp_hi_offset(G), SO = kqp_scale_offset(G), MO = kqp_min_offset(G),
                    DO = kqp_d_offset(G);
   constexpr int NP = G.ns / 2;
   [[maybe_unused]] const __m512i m4 = _mm512_set1_epi8(0x0f), m3 = _mm512_set1_epi8(3);
@@ -68,6 +68,7 @@ void group_tile(const uint8_t* gp, int64_t nb, const XRow* xr, float* y, int64_t
     for (int j = 0; j < RM; ++j) isum[j] = _mm512_setzero_si512();
 #pragma GCC unroll 8
     for (int c = 0; c < 8; ++c) {
+      const uint8_t* cp = bp + CO + CS * c;
       // ta: groups 0-3 of the chunk (elements 0-15), tb: groups 4-7.
       __m512i ta[RM], tb[RM];
       for (int j = 0; j < RM; ++j) {
@@ -83,14 +84,14 @@ void group_tile(const uint8_t* gp, int64_t nb, const XRow* xr, float* y, int64_t
       }
       if constexpr (G.lo_bits == 4) {
         __m512i h1 = _mm512_setzero_si512(), h2a = h1, h2b = h1;
-        if constexpr (G.hi_bits == 1) h1 = ld512(bp + HI + 64 * c);
+        if constexpr (G.hi_bits == 1) h1 = ld512(cp + HI);
         if constexpr (G.hi_bits == 2) {
-          h2a = ld512(bp + HI + 128 * c);
-          h2b = ld512(bp + HI + 128 * c + 64);
+          h2a = ld512(cp + HI);
+          h2b = ld512(cp + HI + 64);
         }
         auto step = [&](auto sc) {
           constexpr int s = decltype(sc)::value;
-          const __m512i v = ld512(bp + 256 * c + 64 * s);
+          const __m512i v = ld512(cp + 64 * s);
           __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
           if constexpr (G.hi_bits == 1) {
             const __m512i sixteen = _mm512_set1_epi8(16);
@@ -116,10 +117,10 @@ void group_tile(const uint8_t* gp, int64_t nb, const XRow* xr, float* y, int64_t
         step(std::integral_constant<int, 3>{});
       } else {  // 2-bit low plane (Q2_K, Q3_K)
         __m512i h1 = _mm512_setzero_si512();
-        if constexpr (G.hi_bits == 1) h1 = ld512(bp + HI + 64 * c);
+        if constexpr (G.hi_bits == 1) h1 = ld512(cp + HI);
         auto half = [&](auto vc, __m512i(&t)[RM]) {
           constexpr int v = decltype(vc)::value;
-          const __m512i x = ld512(bp + 128 * c + 64 * v);
+          const __m512i x = ld512(cp + 64 * v);
 #pragma GCC unroll 4
           for (int k = 0; k < 4; ++k) {
             __m512i w = _mm512_and_si512(k == 0 ? x : _mm512_srli_epi16(x, 2 * k), m3);

@@ -100,7 +100,7 @@ bool pack_kq(WeightRef& w, PackedStore& store) {
   const int64_t nb = w.cols / 256;
   const int64_t groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
   const size_t BB = detail::kqp_block_bytes(G), gbytes = BB * static_cast<size_t>(nb);
-  const size_t HI = detail::kqp_hi_offset(G), SO = detail::kqp_scale_offset(G), MO = detail::kqp_min_offset(G),
+  const size_t CS = detail::kqp_chunk_bytes(G), CO = detail::kqp_code_offset(G), HI = detail::kqp_hi_offset(G), SO = detail::kqp_scale_offset(G), MO = detail::kqp_min_offset(G),
                DO = detail::kqp_d_offset(G);
   const size_t bb = block_bytes(w.type), rb = row_bytes(w.type, w.cols);
   uint8_t* out = store.alloc(gbytes * static_cast<size_t>(groups));  // zeroed: padding rows stay 0
@@ -138,26 +138,27 @@ bool pack_kq(WeightRef& w, PackedStore& store) {
       }
       for (int c = 0; c < 8; ++c) {
         const uint8_t* uc = u + 32 * c;
+        uint8_t* cp = bp + CO + CS * static_cast<size_t>(c);
         for (int i = 0; i < 4; ++i) {
           if (G.lo_bits == 4) {
             for (int q = 0; q < 4; ++q)
-              bp[256 * c + 64 * q + 4 * r + i] = static_cast<uint8_t>((uc[4 * q + i] & 15) | ((uc[16 + 4 * q + i] & 15) << 4));
+              cp[64 * q + 4 * r + i] = static_cast<uint8_t>((uc[4 * q + i] & 15) | ((uc[16 + 4 * q + i] & 15) << 4));
           } else {
             for (int v = 0; v < 2; ++v) {
               int byte = 0;
               for (int k = 0; k < 4; ++k) byte |= (uc[16 * v + 4 * k + i] & 3) << (2 * k);
-              bp[128 * c + 64 * v + 4 * r + i] = static_cast<uint8_t>(byte);
+              cp[64 * v + 4 * r + i] = static_cast<uint8_t>(byte);
             }
           }
           if (G.hi_bits == 1) {
             int byte = 0;
             for (int g = 0; g < 8; ++g) byte |= ((uc[4 * g + i] >> G.lo_bits) & 1) << g;
-            bp[HI + 64 * c + 4 * r + i] = static_cast<uint8_t>(byte);
+            cp[HI + 4 * r + i] = static_cast<uint8_t>(byte);
           } else if (G.hi_bits == 2) {
             for (int h = 0; h < 2; ++h) {
               int byte = 0;
               for (int k = 0; k < 4; ++k) byte |= ((uc[16 * h + 4 * k + i] >> 4) & 3) << (2 * k);
-              bp[HI + 128 * c + 64 * h + 4 * r + i] = static_cast<uint8_t>(byte);
+              cp[HI + 64 * h + 4 * r + i] = static_cast<uint8_t>(byte);
             }
           }
         }
