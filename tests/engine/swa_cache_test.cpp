@@ -169,3 +169,39 @@ TEST(SlidingWindowEngine, ReleasesWindowBlocksWithTheSameTokens) {
     EXPECT_NE(std::string(e.what()).find("--swa-full"), std::string::npos) << e.what();
   }
 }
+
+// Session files on the newer families: a conversation saved by one engine and restored in another
+// continues with the tokens of an uninterrupted one (gemma2 with --swa-full, and a qwen2moe).
+TEST(SessionFiles, NewFamiliesRoundTrip) {
+  RandomModelSpec moe;
+  moe.arch = "qwen2moe";
+  moe.dim = 64;
+  moe.layers = 2;
+  moe.heads = 2;
+  moe.kv_heads = 1;
+  moe.ffn = 64;
+  moe.vocab = 320;
+  moe.ctx = 256;
+  const auto moe_path = (test::temp_dir() / "session_qwen2moe.gguf").string();
+  write_random_model(moe, moe_path);
+  std::vector<std::pair<std::string, std::unique_ptr<Model>>> models;
+  models.emplace_back("gemma2", gemma("gemma2", 4, 32));
+  models.emplace_back("qwen2moe", Model::load(moe_path));
+  for (auto& [name, m] : models) {
+    const std::string file = (test::temp_dir() / ("session_" + name + ".kvsession")).string();
+    const auto first = tokens(70);
+    std::vector<int32_t> history = first;
+    {
+      Engine e(*m, engine_params(true));
+      const Completion c = engine_run(e, first, 12, "chat");
+      history.insert(history.end(), c.tokens.begin(), c.tokens.end());
+      e.save_session("chat", file);
+    }
+    history.push_back(9);
+    Engine restored(*m, engine_params(true)), fresh(*m, engine_params(true));
+    restored.restore_session("chat", file);
+    const Completion a = engine_run(restored, history, 16, "chat"), b = engine_run(fresh, history, 16);
+    EXPECT_EQ(a.n_cached, static_cast<int>(history.size()) - 2) << name;  // all but the two K/V-less tokens
+    EXPECT_EQ(a.tokens, b.tokens) << name;
+  }
+}
