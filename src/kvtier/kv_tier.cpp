@@ -495,8 +495,9 @@ void KvTier::writer_loop() {
           }
       }
       // LRU bound: drop the least recently used block keys beyond max_blocks.
+      // Checked every max_blocks/8 writes (1..64): the bound is overshot by at most that much.
       since_trim_ += n_blocks;
-      if (ok && since_trim_ >= 64) {
+      if (ok && n_blocks > 0 && since_trim_ >= std::clamp<int64_t>(opt_.max_blocks / 8, 1, 64)) {
         since_trim_ = 0;
         std::vector<Reply> zr;
         if (writer_->pipeline({{"ZCARD", lru}}, zr, why) && zr[0]->type == REDIS_REPLY_INTEGER &&
