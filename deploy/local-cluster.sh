@@ -29,11 +29,12 @@ done
 
 die() { echo "error: $*" >&2; exit 1; }
 
-wait_http() {  # url, seconds
+wait_http() {  # url, seconds[, pid that must stay alive meanwhile]
   local t=0
   until curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; do
     t=$((t + 1))
     [ $t -gt $(($2 * 5)) ] && return 1
+    [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
     sleep 0.2
   done
 }
@@ -92,10 +93,11 @@ case "$cmd" in
     "$nginx_bin" -p "$dir" -c "$dir/nginx.conf" -e "$dir/nginx-error.log" -g 'daemon off;' >"$dir/nginx.out" 2>&1 &
     echo $! >"$dir/nginx.pid.main"
     for i in $(seq 1 "$n"); do
-      wait_http "http://127.0.0.1:$((port + i))/health" 120 ||
-        die "replica $i did not become ready (see $dir/replica-$i.log)"
+      wait_http "http://127.0.0.1:$((port + i))/health" 120 "$(cat "$dir/replica-$i.pid")" ||
+        die "replica $i did not become ready (see $dir/replica-$i.log): $(tail -n 3 "$dir/replica-$i.log" 2>/dev/null)"
     done
-    wait_http "http://127.0.0.1:$port/router-health" 20 || die "nginx did not start (see $dir/nginx-error.log)"
+    wait_http "http://127.0.0.1:$port/router-health" 20 "$(cat "$dir/nginx.pid.main")" ||
+      die "nginx did not start (see $dir/nginx-error.log): $(tail -n 3 "$dir/nginx-error.log" "$dir/nginx.out" 2>/dev/null)"
     echo "kvscope cluster: http://127.0.0.1:$port/v1 -> $n replicas (ports $((port + 1))-$((port + n))), KV tier redis://127.0.0.1:$rport, state in $dir"
     ;;
   status)

@@ -39,7 +39,15 @@ class Cluster {
  public:
   // n replicas; extra: more `kvscope serve` arguments.
   Cluster(int n, const std::string& extra = "") : n_(n) {
-    port_ = 20000 + static_cast<int>(::getpid() % 300) * 128 + (counter()++ % 4) * 20;
+    // Below the ephemeral range (32768+), where outgoing connections could hold a port; every port
+    // the cluster needs is checked free.
+    for (int tries = 0; tries < 50; ++tries) {
+      port_ = 20000 + static_cast<int>((::getpid() + counter()++) % 150) * 80;
+      bool free = true;
+      for (int p : {port_, port_ + 100}) free = free && port_free(p);
+      for (int i = 1; i <= n; ++i) free = free && port_free(port_ + i);
+      if (free) break;
+    }
     dir_ = (temp_dir() / ("cluster-" + std::to_string(port_))).string();
     const std::string cmd = std::string(KVSCOPE_SOURCE_DIR) + "/deploy/local-cluster.sh start -n " + std::to_string(n) +
                             " --port " + std::to_string(port_) + " --dir " + dir_ + " --model " + cluster_model() +
@@ -55,6 +63,10 @@ class Cluster {
   int router() const { return port_; }
   int replica(int i) const { return port_ + i; }  // 1-based
   int redis_port() const { return port_ + 100; }
+  std::string replica_log(int i) const {
+    std::ifstream f(dir_ + "/replica-" + std::to_string(i) + ".log");
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  }
   pid_t pid(int i) const {
     std::ifstream f(dir_ + "/replica-" + std::to_string(i) + ".pid");
     pid_t p = 0;
@@ -83,6 +95,16 @@ class Cluster {
   }
 
  private:
+  static bool port_free(int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
+  }
   static int& counter() {
     static int c = 0;
     return c;
@@ -246,6 +268,9 @@ TEST(ScaleOut, SessionSurvivesItsReplicaBeingKilledBetweenTurns) {
   EXPECT_NE(cut[1].upstream, cut[0].upstream) << "turn 2 went to another replica";
   // Turn 2 ran on a replica that never saw turn 1: its history came from the tier.
   EXPECT_GT(cut[1].cached, 0);
+  // ... pinned as a session from the tier's record (not just prefix blocks).
+  const int turn2 = std::stoi(cut[1].upstream.substr(cut[1].upstream.rfind(':') + 1)) - cl.router();
+  EXPECT_GE(metric(cl.metrics(turn2), "kvscope_kv_tier_sessions_restored_total"), 1);
   EXPECT_GT(cut[2].cached, cut[1].cached);
 }
 
@@ -365,6 +390,11 @@ TEST(ScaleOut, ServingGoesOnWhenRedisIsDown) {
     EXPECT_TRUE(a.done);
   }
   EXPECT_TRUE(eventually([&] { return metric(cl.metrics(1), "kvscope_kv_tier_up") == 0; }, 5));
+  // One warning for the outage, however many requests met it.
+  const std::string log = cl.replica_log(1);
+  int warnings = 0;
+  for (size_t at = 0; (at = log.find("warning: kv tier", at)) != std::string::npos; ++at) ++warnings;
+  EXPECT_EQ(warnings, 1) << log;
 }
 
 }  // namespace
