@@ -69,7 +69,9 @@ struct Put {
     s.resize(at + sizeof v);
     std::memcpy(s.data() + at, &v, sizeof v);
   }
-  void bytes(const void* p, size_t n) { s.append(static_cast<const char*>(p), n); }
+  void bytes(const void* p, size_t n) {
+    if (n) s.append(static_cast<const char*>(p), n);
+  }
   void seal() { put(util::fnv1a(s.data(), s.size())); }
 };
 

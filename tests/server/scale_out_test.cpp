@@ -38,7 +38,7 @@ std::string cluster_model() {
 class Cluster {
  public:
   // n replicas; extra: more `kvscope serve` arguments.
-  Cluster(int n, const std::string& extra = "") : n_(n) {
+  Cluster(int n, const std::string& extra = "") {
     // Below the ephemeral range (32768+), where outgoing connections could hold a port; every port
     // the cluster needs is checked free.
     for (int tries = 0; tries < 50; ++tries) {
@@ -109,7 +109,7 @@ class Cluster {
     static int c = 0;
     return c;
   }
-  int n_, port_ = 0;
+  int port_ = 0;
   bool ok_ = false;
   std::string dir_, log_;
   std::map<std::string, std::string> auth_;
