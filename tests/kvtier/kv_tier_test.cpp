@@ -106,6 +106,7 @@ class RedisProcess {
     return false;
   }
   int port() const { return port_; }
+  void signal(int sig) { ::kill(pid_, sig); }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
  private:
@@ -351,6 +352,34 @@ TEST(KvTier, RedisDownThenBack) {
   ASSERT_TRUE(t.flush(5));
   EXPECT_TRUE(t.stats().connected);
   EXPECT_EQ(t.stats().blocks_written, 4u);
+}
+
+// A Redis that stops answering (SIGSTOP) is an outage after one timeout: the fetch gives up within
+// it, later ones do not wait at all during the back-off, and serving is unaffected.
+TEST(KvTier, SlowRedisCostsOneTimeout) {
+  REQUIRE_REDIS();
+  RedisProcess redis;
+  ASSERT_TRUE(redis.start());
+  Engine a(model(), params()), b(model(), params());
+  KvTierOptions o = options(redis.url());
+  o.timeout_ms = 150;
+  o.reconnect_after_ms = 5000;
+  KvTier ta(o), tb(o);
+  ta.attach(a);
+  tb.attach(b);
+  const auto p = prompt(64, 50);
+  const Completion ca = run(a, p);
+  ASSERT_TRUE(ta.flush(5));
+  redis.signal(SIGSTOP);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(tb.prefetch(p, 0), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  EXPECT_FALSE(tb.stats().connected);
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(tb.prefetch(prompt(64, 51), 0), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 50ms) << "no second timeout during the back-off";
+  EXPECT_EQ(run(b, p).tokens, ca.tokens) << "served locally";
+  redis.signal(SIGCONT);
 }
 
 }  // namespace
