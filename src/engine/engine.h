@@ -41,10 +41,15 @@ struct EngineParams {
   int max_seqs = 64;           // running sequences at most
   bool prefix_caching = true;
   double session_idle_s = 300;  // a session's pinned blocks are dropped after this long unused
+  // Keep every position of the sliding-window layers (llama.cpp's --swa-full). Otherwise a model
+  // with both sliding and global layers keeps the sliding layers in a second pool, and each
+  // sequence releases their blocks as they leave the window.
+  bool swa_full = false;
 };
 
 struct EngineStats {
   BlockPoolStats blocks;
+  BlockPoolStats swa_blocks;  // the sliding-window pool (all zero without one)
   int block_size = 0;
   size_t kv_bytes = 0, bytes_per_token = 0;
   int running = 0, waiting = 0, sessions = 0;
@@ -84,7 +89,8 @@ class Engine {
   bool has_session(const std::string& session_id);
 
   // The KV tier (src/kvtier/): set before start(); sees every newly published full block and every
-  // pinned session on the step thread. nullptr: none.
+  // pinned session on the step thread. nullptr: none. Blocks are kv()'s: with a sliding-window pool
+  // (swa_kv() non-null) importing and installing are refused (return 0).
   void set_block_sink(KVBlockSink* sink);
   // How many leading hashes of a prompt's chained block hashes the prefix cache holds now.
   int cached_prefix_blocks(const std::vector<BlockHash>& hashes);
@@ -103,6 +109,8 @@ class Engine {
   uint64_t fingerprint() const { return fingerprint_; }
 
   EngineStats stats() const;
+  // The sliding-window layers' own pool, when the model has one (for memory reports).
+  const PagedKVCache* swa_kv() const { return swa_kv_.get(); }
   const Model& model() const { return model_; }
   int max_seq_tokens() const { return limit_; }
 
@@ -114,6 +122,11 @@ class Engine {
   bool schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budget);
   void schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budget);
   int attach_prefix(Seq& s);
+  // With a sliding-window pool: attaches the cached window blocks a prefix of `hits` full blocks
+  // needs, and returns how many of those blocks can be used (the rest are released).
+  int attach_window(Seq& s, int hits);
+  void release_window(Seq& s);
+  bool prepare(Seq& s, int begin, int end);
   void replay_cached(Seq& s, int n);
   void preempt(Seq* s);
   void publish_hashes(Seq& s);
@@ -125,7 +138,7 @@ class Engine {
   void publish_stats(uint64_t slots_allocated, uint64_t slots_used);  // step thread, takes mu_
 
   struct Session {
-    BlockTable table;
+    BlockTable table, swa_table;
     std::vector<int32_t> tokens;  // positions whose K/V the table holds
     std::chrono::steady_clock::time_point last_used;
   };
@@ -135,6 +148,7 @@ class Engine {
   int limit_ = 0;
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<PagedKVCache> kv_;
+  std::unique_ptr<PagedKVCache> swa_kv_;  // the sliding-window layers' pool (null: kv_ holds every layer)
   std::unique_ptr<BatchedForward> fwd_;
 
   // Owned by the stepping thread (step_mu_).

@@ -289,6 +289,11 @@ KvTier::KvTier(KvTierOptions o) : opt_(std::move(o)) {
 KvTier::~KvTier() { detach(); }
 
 void KvTier::attach(Engine& e) {
+  if (e.swa_kv()) {
+    // Sliding-window layers keep their own pool, whose blocks the tier does not carry.
+    std::fprintf(stderr, "warning: kv tier: off for this model (sliding-window layers); start with --swa-full to share its KV\n");
+    return;
+  }
   engine_ = &e;
   const PagedKVCache& kv = e.kv();
   fingerprint_ = e.fingerprint();
