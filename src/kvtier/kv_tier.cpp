@@ -595,6 +595,65 @@ std::string KvTier::parse_block(const std::string& v, uint64_t salt, BlockHash h
   return std::string(b, block_bytes_);
 }
 
+int KvTier::fetch_chain(uint64_t salt, const std::vector<BlockHash>& hashes, const int32_t* tokens, int from) {
+  // Chunks bound what one reply (and this thread) holds: 128 blocks, a few MiB for small models.
+  constexpr int kChunk = 128;
+  const int n = static_cast<int>(hashes.size());
+  int cached = from;
+  for (int pos = from; pos < n;) {
+    const int end = std::min(n, pos + kChunk);
+    std::vector<std::string> keys;
+    for (int i = pos; i < end; ++i) keys.push_back(block_key(salt, hashes[i]));
+    std::vector<std::string> values;
+    std::vector<bool> found;
+    const auto t0 = Clock::now();
+    if (!mget(keys, values, found)) return pos == from ? -1 : cached;
+    const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    fetches_.fetch_add(1, std::memory_order_relaxed);
+    std::vector<std::string> blocks;
+    for (int i = pos; i < end; ++i) {
+      const size_t k = static_cast<size_t>(i - pos);
+      if (!found[k]) break;
+      std::string b = parse_block(values[k], salt, hashes[i], i ? hashes[i - 1] : 0, tokens + static_cast<size_t>(i) * block_size_);
+      if (b.empty()) {
+        bad_values_.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+      blocks.push_back(std::move(b));
+    }
+    const int got = static_cast<int>(blocks.size());
+    blocks_missing_.fetch_add(static_cast<uint64_t>(end - pos - got), std::memory_order_relaxed);
+    if (got == 0) break;
+    {
+      // Per block actually transferred (misses cost next to nothing and would flatter the estimate).
+      std::lock_guard lk(est_mu_);
+      const double spb = took / got;
+      fetch_spb_ = fetch_spb_ > 0 ? 0.7 * fetch_spb_ + 0.3 * spb : spb;
+    }
+    std::vector<const uint8_t*> data(static_cast<size_t>(pos), nullptr);
+    for (const auto& b : blocks) data.push_back(reinterpret_cast<const uint8_t*>(b.data()));
+    const std::vector<BlockHash> chain(hashes.begin(), hashes.begin() + pos + got);
+    const int now = std::max(cached, engine_->import_prefix_blocks(chain, data));
+    const int imported = std::max(0, now - pos);
+    blocks_fetched_.fetch_add(imported, std::memory_order_relaxed);
+    bytes_fetched_.fetch_add(static_cast<uint64_t>(imported) * block_bytes_, std::memory_order_relaxed);
+    if (imported > 0) {
+      {
+        std::lock_guard lk(q_mu_);
+        for (int i = pos; i < now; ++i) remember_written(hashes[i], salt);  // already in the tier
+      }
+      Job t;
+      t.kind = Job::Touch;  // refresh their TTL and LRU position
+      t.touch.assign(keys.begin(), keys.begin() + imported);
+      enqueue(std::move(t));
+    }
+    cached = now;
+    if (now < pos + got || got < end - pos) break;
+    pos = end;
+  }
+  return cached;
+}
+
 int KvTier::prefetch(const std::vector<int32_t>& prompt, uint64_t salt, int* computing) {
   const int len = static_cast<int>(prompt.size());
   if (computing) *computing = len;
@@ -607,7 +666,6 @@ int KvTier::prefetch(const std::vector<int32_t>& prompt, uint64_t salt, int* com
   const int local = engine_->cached_prefix_blocks(hashes);
   if (computing) *computing = len - std::min(local * block_size_, len - 1);
   if (local == n_full) return 0;
-  const int missing = n_full - local;
   {
     // Fetch only when it is expected to beat recomputing (without a measurement of either yet, try).
     // One skipped fetch in 16 is made anyway, so a stale estimate (a busy moment) gets corrected.
@@ -616,56 +674,11 @@ int KvTier::prefetch(const std::vector<int32_t>& prompt, uint64_t salt, int* com
         fetch_skipped_.fetch_add(1, std::memory_order_relaxed) % 16 != 15)
       return 0;
   }
-  std::vector<std::string> keys;
-  for (int i = local; i < n_full; ++i) keys.push_back(block_key(salt, hashes[i]));
-  const auto t0 = Clock::now();
-  std::vector<std::string> values;
-  std::vector<bool> found;
-  if (!mget(keys, values, found)) return 0;
-  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
-  fetches_.fetch_add(1, std::memory_order_relaxed);
-  std::vector<std::string> blocks;
-  std::vector<std::string> got_keys;
-  for (int i = 0; i < missing; ++i) {
-    if (!found[i]) break;
-    const int bi = local + i;
-    std::string b = parse_block(values[i], salt, hashes[bi], bi ? hashes[bi - 1] : 0,
-                                prompt.data() + static_cast<size_t>(bi) * block_size_);
-    if (b.empty()) {
-      bad_values_.fetch_add(1, std::memory_order_relaxed);
-      break;
-    }
-    blocks.push_back(std::move(b));
-    got_keys.push_back(keys[i]);
-  }
-  blocks_missing_.fetch_add(missing - blocks.size(), std::memory_order_relaxed);
-  if (blocks.empty()) return 0;
-  {
-    // Per block actually transferred (misses cost next to nothing and would flatter the estimate).
-    std::lock_guard lk(est_mu_);
-    const double spb = took / static_cast<double>(blocks.size());
-    fetch_spb_ = fetch_spb_ > 0 ? 0.7 * fetch_spb_ + 0.3 * spb : spb;
-  }
-  std::vector<const uint8_t*> data(local, nullptr);
-  for (const auto& b : blocks) data.push_back(reinterpret_cast<const uint8_t*>(b.data()));
-  hashes.resize(local + blocks.size());
-  const int now_cached = engine_->import_prefix_blocks(hashes, data);
-  const int imported = std::max(0, now_cached - local);
-  blocks_fetched_.fetch_add(imported, std::memory_order_relaxed);
-  bytes_fetched_.fetch_add(imported * block_bytes_, std::memory_order_relaxed);
-  {
-    std::lock_guard lk(q_mu_);
-    for (int i = 0; i < imported; ++i) remember_written(hashes[local + i], salt);  // already in the tier
-  }
-  if (imported > 0) {
-    got_keys.resize(imported);
-    Job t;
-    t.kind = Job::Touch;
-    t.touch = std::move(got_keys);
-    enqueue(std::move(t));
-  }
+  const int now_cached = fetch_chain(salt, hashes, prompt.data(), local);
+  if (now_cached <= local) return 0;
   if (computing) *computing = len - std::min(now_cached * block_size_, len - 1);
-  return std::min(imported * block_size_, len - 1);
+  // The last prompt token is always recomputed.
+  return std::min(now_cached * block_size_, len - 1) - std::min(local * block_size_, len - 1);
 }
 
 int KvTier::restore_session(const std::string& id) {
@@ -687,7 +700,7 @@ int KvTier::restore_session(const std::string& id) {
   const char* tp = g.ok && n <= v.size() / 4 ? g.take(static_cast<size_t>(n) * 4) : nullptr;
   if (!tp) return bad_values_.fetch_add(1), 0;
   std::vector<int32_t> tokens(n);
-  std::memcpy(tokens.data(), tp, static_cast<size_t>(n) * 4);
+  if (n) std::memcpy(tokens.data(), tp, static_cast<size_t>(n) * 4);
   const uint32_t tail_len = g.get<uint32_t>();
   if (tail_len != 0 && tail_len != block_bytes_) return bad_values_.fetch_add(1), 0;
   const char* tail = tail_len ? g.take(tail_len) : nullptr;
@@ -701,32 +714,7 @@ int KvTier::restore_session(const std::string& id) {
   for (int i = 0; i < n_full; ++i)
     hashes[i] = hash_block(i ? hashes[i - 1] : 0, tokens.data() + static_cast<size_t>(i) * block_size_, block_size_, salt);
   int cached = engine_->cached_prefix_blocks(hashes);
-  if (cached < n_full) {
-    std::vector<std::string> keys;
-    for (int i = cached; i < n_full; ++i) keys.push_back(block_key(salt, hashes[i]));
-    std::vector<std::string> bv;
-    std::vector<bool> bf;
-    if (mget(keys, bv, bf)) {
-      std::vector<std::string> blocks;
-      for (int i = cached; i < n_full; ++i) {
-        const size_t k = static_cast<size_t>(i - cached);
-        if (!bf[k]) break;
-        std::string b = parse_block(bv[k], salt, hashes[i], i ? hashes[i - 1] : 0, tokens.data() + static_cast<size_t>(i) * block_size_);
-        if (b.empty()) {
-          bad_values_.fetch_add(1);
-          break;
-        }
-        blocks.push_back(std::move(b));
-      }
-      std::vector<const uint8_t*> data(cached, nullptr);
-      for (const auto& b : blocks) data.push_back(reinterpret_cast<const uint8_t*>(b.data()));
-      std::vector<BlockHash> hs(hashes.begin(), hashes.begin() + cached + static_cast<long>(blocks.size()));
-      const int now = engine_->import_prefix_blocks(hs, data);
-      blocks_fetched_.fetch_add(std::max(0, now - cached));
-      bytes_fetched_.fetch_add(std::max(0, now - cached) * block_bytes_);
-      cached = now;
-    }
-  }
+  if (cached < n_full) cached = std::max(cached, fetch_chain(salt, hashes, tokens.data(), cached));
   hashes.resize(cached);
   const bool whole = cached == n_full;
   const int pinned = engine_->install_session(id, std::move(tokens), hashes,

@@ -119,6 +119,10 @@ class KvTier final : public KVBlockSink {
   // Fetches values of keys (nullopt entries for misses); false when Redis is unavailable.
   bool mget(const std::vector<std::string>& keys, std::vector<std::string>& values, std::vector<bool>& found);
   std::string parse_block(const std::string& v, uint64_t salt, BlockHash h, BlockHash parent, const int32_t* tokens) const;
+  // Brings blocks [from, hashes.size()) of a chain (tokens: the chain's token ids) in from Redis,
+  // in chunks, each verified and imported before the next is asked for; stops at the first block the
+  // tier lacks or refuses. Returns the leading blocks cached afterwards, -1 when Redis is unavailable.
+  int fetch_chain(uint64_t salt, const std::vector<BlockHash>& hashes, const int32_t* tokens, int from);
 
   KvTierOptions opt_;
   RedisUrl url_;

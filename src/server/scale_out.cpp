@@ -26,6 +26,7 @@ int Server::Impl::tier_prefetch(const std::vector<int32_t>& prompt, uint64_t sal
   computing = static_cast<int>(prompt.size());
   // A session this replica never saw (its replica died, or the router moved it): pin it from the
   // tier, so the turn continues on the exact K/V of the earlier ones.
+  if (!key.empty() && engine->has_session(key)) return 0;  // pinned here: nothing to fetch
   if (!key.empty())
     if (const int pinned = kv_tier->restore_session(key); pinned > 0)
       return std::min(pinned, static_cast<int>(prompt.size()) - 1);  // at most; the engine adopts the matching part
