@@ -354,6 +354,33 @@ TEST(KvTier, RedisDownThenBack) {
   EXPECT_EQ(t.stats().blocks_written, 4u);
 }
 
+// The fetch is made only when it is estimated to beat recomputing: with a measured prefill far
+// cheaper per block than the measured fetch, the blocks are recomputed (counted as skipped).
+TEST(KvTier, RecomputesWhenThatIsCheaperThanFetching) {
+  REQUIRE_REDIS();
+  RedisProcess redis;
+  ASSERT_TRUE(redis.start());
+  Engine a(model(), params()), b(model(), params());
+  KvTier ta(options(redis.url())), tb(options(redis.url()));
+  ta.attach(a);
+  tb.attach(b);
+  const auto p1 = prompt(64, 60), p2 = prompt(64, 61);
+  run(a, p1, 0, "", 1);
+  run(a, p2, 0, "", 1);
+  ASSERT_TRUE(ta.flush(5));
+  EXPECT_EQ(tb.prefetch(p1, 0), 63);  // measures the fetch
+  EXPECT_GT(tb.stats().fetch_s_per_block, 0);
+  // A first token 1,000 tokens of prefill after submission, at once: prefill looks ~free.
+  Request r;
+  tb.watch_prefill(r, 1000);
+  r.on_token(TokenEvent{1, 5, false, StopReason::None});
+  ASSERT_GT(tb.stats().prefill_s_per_token, 0);
+  ASSERT_LT(tb.stats().prefill_s_per_token * 16, tb.stats().fetch_s_per_block);
+  EXPECT_EQ(tb.prefetch(p2, 0), 0);
+  EXPECT_EQ(tb.stats().fetch_skipped, 1u);
+  EXPECT_EQ(tb.stats().fetches, 1u);
+}
+
 // A Redis that stops answering (SIGSTOP) is an outage after one timeout: the fetch gives up within
 // it, later ones do not wait at all during the back-off, and serving is unaffected.
 TEST(KvTier, SlowRedisCostsOneTimeout) {
