@@ -16,6 +16,7 @@
 #include "reasoning/difficulty_mlp.h"
 #include "server/metrics.h"
 #include "server/protocol.h"
+#include "server/responses.h"
 #include "server/server.h"
 #include "signals/embedding.h"
 #include "tokenizer/chat_template.h"
@@ -63,6 +64,7 @@ struct Server::Impl {
   mutable std::unique_ptr<signals::Embedder> embedder;
   std::vector<ExtensionHook> hooks;
   ReasoningContext reasoning;
+  ResponseStore responses;  // /v1/responses kept for previous_response_id and GET
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.
   std::mutex live_mu;
@@ -78,6 +80,8 @@ struct Server::Impl {
   // The tenant's prefix-cache salt: a hash of the request's API key (0 without keys).
   uint64_t tenant_salt(const httplib::Request& req) const;
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
+  // POST /v1/responses (responses_http.cpp): runs the chat path and translates its output.
+  void handle_responses(const httplib::Request& req, httplib::Response& res);
   // plan: a reasoning plan whose think block (or gpt-oss level) the prompt carries (null: none).
   std::vector<int32_t> tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan = nullptr) const;
   // The prompt as text (completions text prompt, or the rendered chat), for reasoning's mode line.
