@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "reasoning/driver.h"
 #include "signals/coe_scores.h"
 #include "util/error.h"
 
@@ -103,23 +104,16 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   const std::vector<uint8_t>& number_goes_on = tk.number_continue_mask();
   if (const size_t b = cue_text.find_first_not_of(' '); b != std::string::npos) cue_text.erase(0, b);
   std::vector<float> after_cue;  // the logits that open a forced answer
-  // Where an attempt in mode m starts: inside the reasoning, or (no thinking) in the answer.
-  auto splitter = [&](Mode m) {
-    if (kv_format) return Splitter(FormatKind::Kvscope, true);
-    const ReasoningPlan pl = plan_for_effort(o.kind, effort_for_mode(o.kind, m), o.budgets);
-    const bool content_only = is_think_format(o.kind) && !pl.thinking;
-    return content_only ? Splitter(FormatKind::None, false) : Splitter(o.kind, true);
-  };
+  // An attempt in mode m runs under that effort's plan (think formats: its think block and budget).
+  auto plan_of = [&](Mode m) { return plan_for_effort(o.kind, effort_for_mode(o.kind, m), o.budgets); };
+  Driver drv(plan_of(ctl.mode()));
 
   Sampler sampler(sp);
   std::vector<float> saved;
   for (;;) {
     const Mode m = ctl.mode();
     const auto p = kv_format ? tk.encode(o.format.prompt(question, m), true, false) : o.render(m);
-    // Think formats: the attempt's thinking budget (medium's; none and high have no cut of their own).
-    const ReasoningPlan attempt_plan = plan_for_effort(o.kind, effort_for_mode(o.kind, m), o.budgets);
-    const int think_budget = kv_format ? -1 : attempt_plan.budget;
-    Splitter split = splitter(m);
+    drv.restart(plan_of(m));  // think formats: medium's budget cuts the thinking; kvscope has its caps
     if (static_cast<int>(p.size()) >= ctx.n_ctx())
       throw LimitError("prompt of " + std::to_string(p.size()) + " tokens does not fit the context of " +
                        std::to_string(ctx.n_ctx()));
@@ -141,7 +135,6 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     const int cap = kv_format ? std::min(ctl.config().cap(m), o.max_tokens - res.generated_total)
                               : o.max_tokens - res.generated_total;
     const int answer_max = kv_format ? o.format.answer_max_tokens : std::max(1, o.max_tokens - res.generated_total);
-    int attempt_reasoning = 0;
     int g = 0, answer_left = 0;
     bool answering = false;
     signals::LogitStats answer_stats;  // the attempt's MaxProb, for the answer-confidence retry
@@ -157,9 +150,10 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         res.tokens.push_back(c);
         history.push_back(c);
       }
-      res.text += dec.flush();
-      res.text += cut;  // as written (a special token's text included)
-      split.push(cut);
+      const std::string held = dec.flush();
+      res.text += held + cut;  // as written (a special token's text included)
+      drv.on_text(held);
+      drv.on_cut(cut);
       after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
       logits = &after_cue;
       answering = true;
@@ -169,7 +163,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     };
     for (;;) {
       if (answering ? answer_left-- <= 0 : g >= cap) break;
-      if (!answering && think_budget >= 0 && attempt_reasoning >= think_budget && split.in_reasoning()) {
+      if (!answering && drv.needs_cut()) {
         if (!force_cut()) break;
         if (answer_left-- <= 0) break;
       }
@@ -184,13 +178,12 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       if (answering && numeric && answer_left < o.format.answer_max_tokens - 1 &&
           !number_goes_on.empty() && !number_goes_on[static_cast<size_t>(id)])
         break;
-      if (split.in_reasoning()) ++attempt_reasoning, ++res.reasoning_tokens;
       res.tokens.push_back(id);
       history.push_back(id);
       {
         const std::string piece = dec.push(id);
         res.text += piece;
-        split.push(piece);
+        drv.on_token(piece);  // a budget's cut is taken at the top of the loop
       }
       if (ctx.n_past() >= ctx.n_ctx()) {
         res.stop_reason = StopReason::Context;
@@ -198,7 +191,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       }
       logits = &ctx.eval({id});
       if (answering || ++g % every != 0) continue;
-      const bool answer_started = kv_format ? res.text.find(cue_text) != std::string::npos : split.answered();
+      const bool answer_started = kv_format ? res.text.find(cue_text) != std::string::npos : !drv.in_reasoning();
 
       if (o.on_checkpoint && tap) {
         // Probe: force the answer here (or let the model finish the one it began), note what comes
@@ -244,13 +237,14 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
             res.stop_reason = StopReason::Context;
             break;
           }
+          std::string written;
           for (int32_t c : cue) {
             res.tokens.push_back(c);
             history.push_back(c);
-            const std::string piece = dec.push(c);
-            res.text += piece;
-            split.push(piece);
+            written += dec.push(c);
           }
+          res.text += written;
+          drv.on_cut(written);
           after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
           logits = &after_cue;
           answering = true;
@@ -264,9 +258,8 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     {
       const std::string tail = dec.flush();
       res.text += tail;
-      split.push(tail);
-      const auto d = split.flush();
-      (void)d;
+      drv.on_text(tail);
+      drv.finish();
     }
     res.gen_ms += ms_since(tg);
     if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
@@ -277,14 +270,9 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     break;
   }
   res.final_mode = ctl.mode();
-  {
-    // The final attempt's text split by the format: the reasoning and the answer.
-    Splitter fs = splitter(res.final_mode);
-    auto d = fs.push(res.text);
-    const auto f = fs.flush();
-    res.reasoning = d.reasoning + f.reasoning;
-    res.content = d.content + f.content;
-  }
+  res.reasoning = drv.reasoning();  // the final attempt's, split by the format
+  res.content = drv.content();
+  res.reasoning_tokens = drv.reasoning_tokens();
   res.report = ctl.to_json();
   res.report["format"] = std::string(format_name(o.kind));
   res.report["generated_total"] = res.generated_total;

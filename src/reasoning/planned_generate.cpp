@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "reasoning/driver.h"
 #include "util/error.h"
 
 namespace kvscope::reasoning {
@@ -24,11 +25,9 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
     throw LimitError("prompt of " + std::to_string(prompt.size()) + " tokens does not fit the context of " +
                      std::to_string(ctx.n_ctx()));
   PlannedResult res;
-  const bool content_only = plan.format == FormatKind::None || (is_think_format(plan.format) && !plan.thinking);
-  Splitter split(content_only ? FormatKind::None : plan.format, !content_only);
-  auto show = [&](const Splitter::Delta& d) {
-    res.reasoning += d.reasoning;
-    res.content += d.content;
+  Driver drv(plan);
+  auto show = [&] {
+    const auto d = drv.take();
     if (on_text && (!d.reasoning.empty() || !d.content.empty())) on_text(d.reasoning, d.content);
   };
   const bool numeric_cut = plan.format == FormatKind::Kvscope;
@@ -44,21 +43,23 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
   Sampler sampler(sp);
   tok::StreamDecoder dec(tk);
   res.stop_reason = StopReason::Length;
+  Driver::Action act = Driver::Action::Continue;
   for (int g = 0; g < max_tokens; ++g) {
-    // The budget: reasoning tokens spent and the reasoning still open -> the engine closes it.
-    if (plan.budget >= 0 && !res.budget_cut && res.reasoning_tokens >= plan.budget && split.in_reasoning()) {
+    if (act == Driver::Action::Cut) {  // the budget is spent: the engine closes the reasoning
       const std::string cut = plan.cut_text();
       const auto ids = tk.encode(cut, false, true);
       if (ctx.n_past() + static_cast<int>(ids.size()) >= ctx.n_ctx()) {
         res.stop_reason = StopReason::Context;
         break;
       }
-      show(split.push(dec.flush()));
-      res.text += cut;
-      show(split.push(cut));
+      const std::string held = dec.flush();
+      res.text += held + cut;
+      drv.on_text(held);
+      drv.on_cut(cut);
+      show();
       history.insert(history.end(), ids.begin(), ids.end());
       logits = &ctx.eval(ids);
-      res.budget_cut = true;
+      act = Driver::Action::Continue;
       if (numeric_cut) {
         masked = *logits;
         keep_only(masked.data(), n_vocab, tk.number_start_mask());
@@ -80,12 +81,12 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
       }
       if (--answer_left < 0) break;
     }
-    if (split.in_reasoning()) ++res.reasoning_tokens;
     res.tokens.push_back(id);
     history.push_back(id);
     const std::string piece = dec.push(id);
     res.text += piece;
-    show(split.push(piece));
+    act = drv.on_token(piece);
+    show();
     if (ctx.n_past() >= ctx.n_ctx()) {
       res.stop_reason = StopReason::Context;
       break;
@@ -94,8 +95,13 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
   }
   const std::string tail = dec.flush();
   res.text += tail;
-  show(split.push(tail));
-  show(split.flush());
+  drv.on_text(tail);
+  drv.finish();
+  show();
+  res.reasoning = drv.reasoning();
+  res.content = drv.content();
+  res.reasoning_tokens = drv.reasoning_tokens();
+  res.budget_cut = drv.budget_cut();
   res.gen_ms = ms_since(t1);
   return res;
 }

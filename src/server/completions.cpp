@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "reasoning/driver.h"
 #include "reasoning/format.h"
 #include "server/generation.h"
 #include "server/reasoning_run.h"
@@ -57,15 +58,14 @@ struct Exchange {
   reasoning::ReasoningPlan plan;
   bool split_output = false;                 // chat on a model with a reasoning format
   std::optional<reasoning::Splitter> split;  // what the client is shown
-  std::optional<reasoning::Splitter> counter;  // the same rule over tokens, for reasoning_tokens
+  std::optional<reasoning::Driver> tracker;  // the token-level state (reasoning_tokens, the budget)
   std::vector<int32_t> attempt_prompt;       // the running attempt's prompt (a budget cut extends it)
   bool cut_done = false, budget_cut = false;
-  int reasoning_tokens = 0;
   std::string reasoning_text, content_text;  // shown so far
 
   Usage usage() const {
     Usage u{static_cast<int>(prompt.size()), prev_tokens + gen->completion_tokens()};
-    if (plan.format != reasoning::FormatKind::None) u.reasoning_tokens = reasoning_tokens;
+    if (plan.format != reasoning::FormatKind::None) u.reasoning_tokens = reasoning_tokens();
     return u;
   }
 
@@ -94,27 +94,22 @@ struct Exchange {
     reasoning_text.clear();
     content_text.clear();
     if (split) split = fresh_splitter();
-    if (counter) counter = fresh_splitter();
+    if (tracker) tracker->restart(plan);
   }
+
+  int reasoning_tokens() const { return tracker ? tracker->reasoning_tokens() : 0; }
 
   // Where the response starts: inside the reasoning, or (a think format with thinking off, a model
   // without a format) in the answer.
-  reasoning::Splitter fresh_splitter() const {
-    const bool content_only = plan.format == reasoning::FormatKind::None ||
-                              (reasoning::is_think_format(plan.format) && !plan.thinking);
-    return content_only ? reasoning::Splitter(reasoning::FormatKind::None, false) : reasoning::Splitter(plan.format, true);
-  }
+  reasoning::Splitter fresh_splitter() const { return reasoning::response_splitter(plan); }
 
   // Counts an attempt's tokens as reasoning or answer; forced: text the engine wrote (not counted).
   void count_attempt(const std::vector<int32_t>& toks, const std::string& forced = "") {
-    if (!counter) return;
+    if (!tracker) return;
     tok::StreamDecoder dec(srv->model->tokenizer());
-    for (int32_t t : toks) {
-      if (counter->in_reasoning()) ++reasoning_tokens;
-      counter->push(dec.push(t));
-    }
-    counter->push(dec.flush());
-    if (!forced.empty()) counter->push(forced);
+    for (int32_t t : toks) tracker->on_token(dec.push(t));
+    tracker->on_text(dec.flush());
+    if (!forced.empty()) tracker->on_cut(forced);
   }
 
   // One piece of text as the client sees it: split into reasoning and answer (chat with a format).
@@ -246,7 +241,7 @@ struct Exchange {
     }
     prev_tokens += gen->completion_tokens();
     if (sw == ReasoningRun::Switch::EarlyAnswer) count_attempt(c.tokens, rr->cue_text());
-    else reasoning_tokens += static_cast<int>(c.tokens.size());  // a dropped attempt's tokens were reasoning spent
+    else if (tracker) tracker->on_dropped(static_cast<int>(c.tokens.size()));  // a dropped attempt: reasoning spent
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
@@ -276,7 +271,7 @@ struct Exchange {
     if (!rr->retry_after_answer(gen->completion_tokens(), can_restart, limit)) return false;
     srv->reap(id);
     prev_tokens += gen->completion_tokens();
-    reasoning_tokens += gen->completion_tokens();  // an attempt retried was reasoning spent on the way
+    if (tracker) tracker->on_dropped(gen->completion_tokens());  // an attempt retried: reasoning spent on the way
     new_attempt();
     Request r;
     r.sampling = g.sampling;
@@ -305,19 +300,14 @@ struct Exchange {
     prev_tokens += gen->completion_tokens();
     cut_done = true;
     if (rr) rr->answer_started();  // the adaptive run's switches end with the reasoning
-    const bool thinking = !counter || [&] {
-      reasoning::Splitter probe = *counter;  // the attempt's tokens decide whether the reasoning is still open
-      tok::StreamDecoder dec(tk);
-      for (int32_t t : c.tokens) probe.push(dec.push(t));
-      probe.push(dec.flush());
-      return probe.in_reasoning();
-    }();
+    count_attempt(c.tokens);  // the attempt's tokens decide whether the reasoning is still open
+    const bool thinking = !tracker || tracker->in_reasoning();
+    if (thinking && tracker) tracker->on_cut(cut);
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
     r.prompt = attempt_prompt;
     r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
-    count_attempt(c.tokens, thinking ? cut : "");
     if (thinking) {
       r.prompt.insert(r.prompt.end(), cut_ids.begin(), cut_ids.end());
       forced_shown = cut;
@@ -394,7 +384,7 @@ struct Exchange {
       rj["thinking"] = plan.thinking;
       rj["budget"] = plan.budget;
       rj["budget_cut"] = budget_cut;
-      rj["reasoning_tokens"] = reasoning_tokens;
+      rj["reasoning_tokens"] = reasoning_tokens();
     }
     if (sig && !sig->result.is_null()) ext["signals"] = sig->result;
     ResponseInfo info{body, prompt, completion, text};
@@ -615,7 +605,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   }
   x->split_output = ep == Endpoint::Chat && x->plan.format != reasoning::FormatKind::None;
   if (x->split_output) x->split = x->fresh_splitter();
-  if (x->plan.format != reasoning::FormatKind::None) x->counter = x->fresh_splitter();
+  if (x->plan.format != reasoning::FormatKind::None) x->tracker.emplace(x->plan);
   if (think_auto) {
   } else if (!g.reasoning.empty()) {
     // Chat: the last user message is the question; the reasoning text (question + mode line) takes

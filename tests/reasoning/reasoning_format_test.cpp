@@ -6,8 +6,10 @@
 
 #include "engine/context.h"
 #include "fixtures.h"
+#include "reasoning/driver.h"
 #include "reasoning/format.h"
 #include "reasoning/planned_generate.h"
+#include "tokenizer/chat_template.h"
 #include "util/error.h"
 
 using namespace kvscope;
@@ -192,4 +194,53 @@ TEST(ReasoningFormat, QwenBudgetsOnAContext) {
   const auto high = with(plan(FormatKind::Qwen3, {Effort::High, {}, {}}));
   EXPECT_EQ(high.reasoning_tokens, 20);  // unbounded: this random model never closes the block
   EXPECT_EQ(high.content, "");
+}
+
+// The chat formats of the thinking families that are not ChatML: DeepSeek-R1's and gpt-oss's
+// harmony (its reasoning level in the system message).
+TEST(ReasoningFormat, DeepSeekAndHarmonyChatFormats) {
+  using tok::ChatFormat;
+  const std::string user = "<\xef\xbd\x9c" "User\xef\xbd\x9c>", asst = "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c>";
+  EXPECT_EQ(tok::detect_chat_format("{{ bos_token }}{% for m in messages %}" + user + "{{ m.content }}" + asst + "{% endfor %}"),
+            ChatFormat::DeepSeek);
+  EXPECT_EQ(tok::detect_chat_format("<|start|>{{ role }}<|channel|>final<|message|>"), ChatFormat::Harmony);
+  const std::vector<tok::ChatMessage> msgs = {{"system", "Be brief."}, {"user", "2+2?"}};
+  EXPECT_EQ(tok::apply_chat_template(ChatFormat::DeepSeek, msgs, true, "", "<eos>"), "Be brief." + user + "2+2?" + asst);
+  const std::string h = tok::apply_chat_template(ChatFormat::Harmony, msgs, true, "", "", "high");
+  EXPECT_NE(h.find("<|start|>system<|message|>Reasoning: high"), std::string::npos) << h;
+  EXPECT_NE(h.find("<|start|>developer<|message|># Instructions\n\nBe brief.<|end|>"), std::string::npos) << h;
+  const std::string tail = "<|start|>user<|message|>2+2?<|end|><|start|>assistant";
+  EXPECT_EQ(h.rfind(tail), h.size() - tail.size()) << h;
+  EXPECT_NE(tok::apply_chat_template(ChatFormat::Harmony, msgs, true, "", "").find("Reasoning: medium"), std::string::npos);
+  EXPECT_EQ(tok::chat_format_from_name("deepseek"), ChatFormat::DeepSeek);
+  EXPECT_EQ(tok::chat_format_from_name("harmony"), ChatFormat::Harmony);
+}
+
+// The driver both adapters run: reasoning tokens, the budget's Cut, the cut moving the split, and a
+// restart under another effort keeping the count.
+TEST(ReasoningFormat, DriverCountsAndCuts) {
+  Driver d(plan(FormatKind::Qwen3, {{}, {}, 3}));
+  EXPECT_EQ(d.on_token("a"), Driver::Action::Continue);
+  EXPECT_EQ(d.on_token("b"), Driver::Action::Continue);
+  EXPECT_EQ(d.on_token("c"), Driver::Action::Cut);
+  EXPECT_TRUE(d.needs_cut());
+  d.on_cut("\n</think>\n\n");
+  EXPECT_TRUE(d.budget_cut());
+  EXPECT_EQ(d.on_token("4"), Driver::Action::Continue);
+  d.finish();
+  EXPECT_EQ(d.reasoning(), "abc\n");
+  EXPECT_EQ(d.content(), "4");
+  EXPECT_EQ(d.reasoning_tokens(), 3);
+  // The model closes the block itself before the budget: no cut.
+  Driver e(plan(FormatKind::Qwen3, {{}, {}, 5}));
+  e.on_token("x");
+  e.on_token("</think>");
+  EXPECT_EQ(e.on_token("\n\nok"), Driver::Action::Continue);
+  EXPECT_FALSE(e.needs_cut());
+  EXPECT_EQ(e.reasoning_tokens(), 2);
+  e.restart(plan(FormatKind::Qwen3, {Effort::None, {}, {}}));  // a no-thinking attempt: all answer
+  e.on_token("y");
+  e.finish();
+  EXPECT_EQ(e.content(), "y");
+  EXPECT_EQ(e.reasoning_tokens(), 2);
 }

@@ -1,6 +1,7 @@
 // The official `openai` npm client reading kvscope's reasoning fields from a thinking model:
 // reasoning_content and completion_tokens_details in a body, delta.reasoning_content in a raw
-// stream and through the client's stream helper, and a bad effort as the client's BadRequestError.
+// stream and through the client's stream helper, a bad effort as the client's BadRequestError, and
+// the Responses API's reasoning items (its own and streamed).
 // Env: KVSCOPE_BASE_URL, KVSCOPE_OPENAI_DIR, KVSCOPE_MODEL.
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -69,6 +70,26 @@ await check('bad effort is a BadRequestError', async () => {
     assert.equal(e.param, 'reasoning_effort');
     return true;
   });
+});
+
+await check('responses.create with reasoning.effort low', async () => {
+  const r = await client.responses.create({ model, input: 'What is 2+2?', max_output_tokens: 20, temperature: 0, reasoning: { effort: 'low' } });
+  const item = r.output.find((o) => o.type === 'reasoning');
+  assert.ok(item, JSON.stringify(r.output));
+  assert.equal(item.content[0].text, full.choices[0].message.reasoning_content);
+  assert.equal(r.output_text, full.choices[0].message.content);
+  assert.equal(r.usage.output_tokens_details.reasoning_tokens, 6);
+});
+
+await check('responses stream with reasoning', async () => {
+  const s = await client.responses.create({ model, input: 'What is 2+2?', max_output_tokens: 20, temperature: 0, reasoning: { effort: 'low' }, stream: true });
+  let reasoning = '', text = '';
+  for await (const ev of s) {
+    if (ev.type === 'response.reasoning_text.delta') reasoning += ev.delta;
+    if (ev.type === 'response.output_text.delta') text += ev.delta;
+  }
+  assert.equal(reasoning, full.choices[0].message.reasoning_content);
+  assert.equal(text, full.choices[0].message.content);
 });
 
 console.log(`${passed} checks passed`);

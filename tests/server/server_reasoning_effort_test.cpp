@@ -246,7 +246,7 @@ TEST_F(ServerReasoningEffort, OfficialNodeClient) {
   const std::string out = run_capture(cmd, &st);
   std::printf("%s", out.c_str());
   EXPECT_EQ(st, 0) << out;
-  EXPECT_NE(out.find("5 checks passed"), std::string::npos) << out;
+  EXPECT_NE(out.find("7 checks passed"), std::string::npos) << out;
 }
 
 // auto on a think format: train-difficulty --data fits an estimator for this model; the server and
