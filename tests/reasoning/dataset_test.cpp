@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "reasoning/dataset.h"
 #include "test_util.h"
@@ -61,4 +62,36 @@ TEST(ReasoningDataset, BadLinesNameFileAndLine) {
   EXPECT_NE(error_of("{\"messages\": [{\"role\": \"user\"}], \"answer\": 1}\n").find("'role' and 'content'"), std::string::npos);
   EXPECT_NE(error_of("\n\n").find("no items"), std::string::npos);
   EXPECT_THROW(load_dataset("/nonexistent/data.jsonl"), InputError);
+}
+
+// The built-in task is one such dataset: tinygsm --jsonl fed to eval --data gives eval --task's
+// accuracy and tokens on the embedded model; a line without an answer is an error naming it.
+TEST(ReasoningDataset, TinygsmJsonlThroughEvalData) {
+  const char* bin = std::getenv("KVSCOPE_BIN");
+  if (!bin) GTEST_SKIP() << "KVSCOPE_BIN not set";
+  const std::string data = (test::temp_dir() / "tg30.jsonl").string();
+  int st = 0;
+  test::run_capture(std::string(bin) + " tinygsm --split test --n 30 --jsonl -o " + data, &st);
+  ASSERT_EQ(st, 0);
+  const std::string a = test::run_capture(std::string(bin) + " eval --data " + data + " --reasoning-effort none,high -t 2 -q --json", &st);
+  ASSERT_EQ(st, 0) << a;
+  const std::string b = test::run_capture(std::string(bin) + " eval --task tinygsm --split test --n 30 --mode all -t 2 -q --json", &st);
+  ASSERT_EQ(st, 0) << b;
+  const auto ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
+  EXPECT_EQ(ja["format"], "kvscope");
+  EXPECT_EQ(ja["efforts"]["none"]["correct"], jb["modes"]["fast"]["correct"]);
+  EXPECT_EQ(ja["efforts"]["high"]["correct"], jb["modes"]["slow"]["correct"]);
+  EXPECT_DOUBLE_EQ(ja["efforts"]["high"]["mean_tokens"].get<double>(), jb["modes"]["slow"]["mean_tokens"].get<double>());
+  EXPECT_GT(ja["efforts"]["high"]["accuracy"].get<double>(), ja["efforts"]["none"]["accuracy"].get<double>());
+
+  const std::string bad = write("noanswer.jsonl", "{\"question\": \"2+2?\", \"answer\": 4}\n{\"question\": \"3+3?\"}\n");
+  const std::string e = test::run_capture(std::string(bin) + " eval --data " + bad + " 2>&1", &st);
+  EXPECT_NE(st, 0);
+  EXPECT_NE(e.find("error: " + bad + ":2: no 'answer'"), std::string::npos) << e;
+  const std::string t = test::run_capture(std::string(bin) + " train-difficulty --data " + bad + " -o /dev/null 2>&1", &st);
+  EXPECT_NE(st, 0);
+  EXPECT_NE(t.find(":2: no 'answer'"), std::string::npos) << t;
+  const std::string u = test::run_capture(std::string(bin) + " eval --data " + data + " --reasoning-effort extreme 2>&1", &st);
+  EXPECT_NE(st, 0);
+  EXPECT_NE(u.find("unknown effort 'extreme'"), std::string::npos) << u;
 }
