@@ -262,7 +262,8 @@ TEST_F(ServerReasoningEffort, AutoWithAnEstimatorTrainedOnData) {
       f << json({{"question", "What is " + std::to_string(i) + " plus " + std::to_string(i + 3) + "?"}, {"answer", 2 * i + 3}}).dump()
         << "\n";
   }
-  const std::string diff = (test::temp_dir() / "qwen3-think.difficulty.bin").string();
+  // Not the model's sibling "<stem>.difficulty.bin", which every later server would load.
+  const std::string diff = (test::temp_dir() / "qwen3-think-trained.bin").string();
   int status = 0;
   const std::string trained =
       run_capture(std::string(bin) + " train-difficulty -m " + fixtures::qwen3_think_model() + " --data " + data +
@@ -296,4 +297,24 @@ TEST_F(ServerReasoningEffort, AutoWithAnEstimatorTrainedOnData) {
                                         ? json("")
                                         : r.j()["choices"][0]["message"]["reasoning_content"]);
   EXPECT_EQ(c["content"], r.j()["choices"][0]["message"]["content"]);
+
+  // With re-estimates every 5 tokens (the analyzer in the server, the Context loop in the CLI) and
+  // the answer-confidence retry on, both run and report their trace of d.
+  srv.reset();
+  auto o2 = qwen_options();
+  o2.difficulty_path = diff;
+  auto srv2 = start_server(o2);
+  for (bool stream : {false, true}) {
+    auto a = post(srv2->port(), "/v1/chat/completions", chat(kQ, {{"reasoning_effort", "auto"}, {"stream", stream}}));
+    ASSERT_EQ(a.status, 200) << a.body;
+    if (!stream) {
+      EXPECT_TRUE(a.j()["kvscope"]["reasoning"].contains("trace")) << a.body;
+      EXPECT_LE(a.j()["usage"]["completion_tokens"].get<int>(), 20);
+    }
+  }
+  const std::string adaptive = run_capture(std::string(bin) + " run -m " + fixtures::qwen3_think_model() + " --chat -p '" + kQ +
+                                               "' --reasoning-effort auto --difficulty " + diff + " --temp 0 -n 20 -t 2 --json 2>/dev/null",
+                                           &status);
+  ASSERT_EQ(status, 0) << adaptive;
+  EXPECT_TRUE(json::parse(adaptive)["kvscope"]["reasoning"].contains("trace")) << adaptive;
 }
