@@ -426,6 +426,7 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
   if (st == Generation::Status::Finished) {
     std::string forced;
     if (x.budget_step(forced)) {
+      x.text += forced;  // the engine's cut is part of the text, as a generated token would be
       emit(x.shown(forced), nullptr);
       st = Generation::Status::Timeout;  // go on waiting
     }
@@ -459,6 +460,7 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
   if (st == Generation::Status::Finished) {
     std::string forced;
     if (x.budget_step(forced)) {
+      x.text += forced;
       x.shown(forced);
       return true;
     }
@@ -561,7 +563,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   const reasoning::FormatKind kind = reasoning.kind;
   if (g.reasoning.empty()) {
     reasoning::PlanRequest pr{g.effort, g.enable_thinking, g.thinking_budget};
-    if (!g.reasoning_requested() && opt.reasoning_budget) pr.budget = opt.reasoning_budget;
+    if (!g.reasoning_requested() && opt.reasoning_budget && ep == Endpoint::Chat) pr.budget = opt.reasoning_budget;
     try {
       x->plan = reasoning::plan(kind, pr, opt.effort_budgets);
     } catch (const InputError& e) {
@@ -576,6 +578,8 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                                 std::string(reasoning::format_name(kind)) +
                                 "'): start the server with --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)",
                             "reasoning_effort", "unsupported_value");
+    // A completion asked for no reasoning continues the raw text: no think block, no split, no count.
+    if (ep == Endpoint::Completions && !x->plan.requested) x->plan = reasoning::ReasoningPlan{};
     // The embedded model's levels are its mode lines: the adaptive run carries them (and auto).
     if (kind == reasoning::FormatKind::Kvscope && g.reasoning_requested() && !g.token_prompt)
       g.reasoning = g.effort == Effort::Auto ? "auto" : std::string(mode_name(x->plan.mode));

@@ -119,6 +119,16 @@ TEST_F(ServerReasoningEffort, EffortsBudgetsAndSplitting) {
   EXPECT_EQ(high.j()["choices"][0]["message"]["content"], "");
   EXPECT_EQ(high.j()["kvscope"]["reasoning"]["budget_cut"], false);
 
+  // Completions: with an effort the think block follows the text prompt and the budget holds (the
+  // text stays whole: OpenAI's completions have no reasoning field); without one the prompt is raw.
+  auto cl = post(port, "/v1/completions", {{"prompt", kQ}, {"temperature", 0}, {"max_tokens", 20}, {"reasoning_effort", "low"}});
+  ASSERT_EQ(cl.status, 200) << cl.body;
+  EXPECT_EQ(cl.j()["usage"]["completion_tokens_details"]["reasoning_tokens"], 6);
+  EXPECT_NE(cl.j()["choices"][0]["text"].get<std::string>().find("</think>"), std::string::npos);
+  auto raw = post(port, "/v1/completions", {{"prompt", kQ}, {"temperature", 0}, {"max_tokens", 8}});
+  EXPECT_FALSE(raw.j()["usage"].contains("completion_tokens_details")) << raw.body;
+  EXPECT_FALSE(raw.j()["kvscope"].contains("reasoning")) << raw.body;
+
   // A stream carries the same split in delta.reasoning_content and delta.content.
   auto st = post(port, "/v1/chat/completions",
                  chat(kQ, {{"reasoning_effort", "low"}, {"stream", true}, {"stream_options", {{"include_usage", true}}}}));
