@@ -41,4 +41,31 @@ inline const Model& model(const RandomModelSpec& spec, const std::string& name) 
   return *m;
 }
 
+// A random-weight qwen3 with a real Qwen vocabulary: llama.cpp's tokenizer test file
+// ggml-vocab-qwen2.gguf (151936 entries, padded from 151646) with Qwen3's added tokens in the
+// padding, so <think> and </think> sit at their real ids 151667 and 151668, and a Qwen3-style chat template (ChatML; enable_thinking false
+// renders an empty think block). "" when the oracle's vocabulary file is missing.
+inline std::string qwen3_think_model() {
+  static const std::string path = [] {
+    const std::string vocab = test::oracle_dir() + "/llama.cpp/models/ggml-vocab-qwen2.gguf";
+    if (!std::filesystem::exists(vocab)) return std::string();
+    // Untied: a tied embedding this small makes greedy decoding repeat one token ("\n" forever).
+    RandomModelSpec s = tiny_spec(32, 2, 2, 1, 64, 512, 512, 5);
+    s.arch = "qwen3";
+    s.vocab_from = vocab;
+    s.added_tokens = {"<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>",
+                      "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>",
+                      "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>",
+                      "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>",
+                      "</tool_response>", "<think>", "</think>"};
+    s.chat_template =
+        "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+        "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+        "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
+        "{%- endif %}{%- endif %}";
+    return model_file(s, "qwen3-think");
+  }();
+  return path;
+}
+
 }  // namespace kvscope::fixtures

@@ -56,7 +56,8 @@ void add_train_difficulty_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train-difficulty", "Train the KV-feature difficulty estimator for adaptive reasoning");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "train", layers = "all", out, unsolved = "slow";
+    std::string task = "tinygsm", split = "train", layers = "all", out, unsolved = "slow", data;
+    ReasoningOpts reasoning;
     int n = 5000, hidden = 64, epochs = 300, patience = 25, max_tokens = 256;
     double fraction = 1.0, lr = 1e-3, val = 0.2;
     uint64_t seed = 7;
@@ -85,8 +86,23 @@ void add_train_difficulty_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out, "Difficulty file to write")->required();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->add_option("--data", o->data,
+                  "Learn from this JSON-lines dataset instead of --task (\"messages\" or \"question\", and \"answer\"), "
+                  "on the model's reasoning format");
+  cmd->add_option("--reasoning-format", o->reasoning.format,
+                  "With --data: auto (detected) | none | think | qwen3 | deepseek-r1 | gpt-oss | kvscope")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "none", "think", "qwen3", "deepseek-r1", "deepseek", "gpt-oss", "kvscope"}));
+  cmd->add_option("--think-budget-medium", o->reasoning.budgets.medium,
+                  "With --data on a think format: the thinking budget of the middle effort (mixed)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
   cmd->callback([o] {
-    if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
+    if (o->data.empty() && o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm, or --data FILE)");
+    std::vector<reasoning::DataItem> data_items;
+    if (!o->data.empty()) {
+      data_items = reasoning::load_dataset(o->data);  // names the file and line of a bad item
+      if (static_cast<int>(data_items.size()) > o->n) data_items.resize(static_cast<size_t>(o->n));
+    }
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     const HParams& hp = model->hparams();
@@ -98,7 +114,21 @@ void add_train_difficulty_command(CLI::App& app) {
     co.checkpoints = !o->no_checkpoints;
     co.max_tokens = o->max_tokens;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto recs = collect(ctx, o->split, o->n, o->seed, co, o->quiet);
+    std::vector<reasoning::ProblemRecord> recs;
+    if (o->data.empty()) {
+      recs = collect(ctx, o->split, o->n, o->seed, co, o->quiet);
+    } else {
+      const reasoning::FormatKind kind = o->reasoning.format_of(*model);
+      if (kind == reasoning::FormatKind::None)
+        throw InputError("--data: the model has no reasoning format to choose efforts in (detected 'none'; set --reasoning-format)");
+      Progress bar(!o->quiet, static_cast<int>(data_items.size()), "collect " + o->data + " (acc = fast fails)");
+      co.progress = [&](int done, int fast_fail) { bar.update(done, fast_fail, seconds_since(t0)); };
+      const Model& mr = *model;
+      recs = reasoning::collect_data(
+          ctx, data_items, kind,
+          [&mr](const reasoning::DataItem& it, const reasoning::ReasoningPlan* p) { return encode_chat(mr, it.messages, p); },
+          o->reasoning.budgets, co);
+    }
     const double collect_s = seconds_since(t0);
 
     std::vector<std::vector<float>> X;
@@ -134,9 +164,9 @@ void add_train_difficulty_command(CLI::App& app) {
     if (!o->quiet) std::fprintf(stderr, "\n");
     const double train_s = seconds_since(t1);
 
-    nlohmann::json info = {{"task", o->task},
+    nlohmann::json info = {{"task", o->data.empty() ? o->task : "data:" + o->data},
                            {"split", o->split},
-                           {"n_problems", o->n},
+                           {"n_problems", recs.size()},
                            {"seed", o->seed},
                            {"rows", X.size()},
                            {"labels_question", {{"fast", counts[0]}, {"mixed", counts[1]}, {"slow", counts[2]}}},
@@ -165,7 +195,7 @@ void add_train_difficulty_command(CLI::App& app) {
     std::printf("difficulty estimator -> %s\n", o->out.c_str());
     std::printf("  features: %s (%d floats), MLP %d-%d-%d-%d, %zu parameters\n", co.spec.describe().c_str(),
                 f.mlp.input_dim(), f.mlp.input_dim(), f.mlp.hidden(), f.mlp.hidden(), reasoning::kClasses, f.mlp.n_params());
-    std::printf("  %d problems: cheapest right mode fast %d / mixed %d / slow %d (unsolved, labelled %s: %d)\n", o->n,
+    std::printf("  %d problems: cheapest right mode fast %d / mixed %d / slow %d (unsolved, labelled %s: %d)\n", static_cast<int>(recs.size()),
                 counts[0], counts[1], counts[2], o->unsolved.c_str(), unsolved);
     std::printf("  %zu check-point rows: fast %d / mixed %d / slow %d\n", X.size() - recs.size(), cp_counts[0], cp_counts[1],
                 cp_counts[2]);

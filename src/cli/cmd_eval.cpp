@@ -11,6 +11,9 @@
 #include "cli/progress.h"
 #include "engine/context.h"
 #include "model/fingerprint.h"
+#include "reasoning/adaptive_generate.h"
+#include "reasoning/dataset.h"
+#include "reasoning/planned_generate.h"
 #include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
@@ -30,6 +33,93 @@ struct Tally {
   }
 };
 
+// eval --data FILE.jsonl: each item at each effort on the model's reasoning format, greedy; the
+// answer part of the response (the splitter's content) is checked against the item's answer.
+void eval_data(const std::string& model_path, const std::string& data, const std::string& efforts, int n, int max_tokens,
+               const ModelOpts& mo, const ReasoningOpts& ro, const std::string& details_path, bool json, bool quiet) {
+  const auto items = reasoning::load_dataset(data);
+  auto model = Model::load(model_path);
+  const reasoning::FormatKind kind = ro.format_of(*model);
+  std::vector<reasoning::ReasoningPlan> plans;
+  std::vector<std::string> names;
+  for (size_t b = 0; b <= efforts.size();) {
+    const size_t e = std::min(efforts.find(',', b), efforts.size());
+    const std::string name = efforts.substr(b, e - b);
+    b = e + 1;
+    const auto eff = parse_effort(name);
+    if (!eff || *eff == Effort::Auto)
+      throw InputError("--reasoning-effort: unknown effort '" + name + "' (none, minimal, low, medium, high; comma-separated)");
+    plans.push_back(reasoning::plan(kind, {*eff, {}, {}}, ro.budgets));
+    names.push_back(name);
+  }
+  Context ctx(*model, mo.context_params());
+  const SamplingParams sp = greedy_sampling();
+  std::ofstream details;
+  open_details(details, details_path);
+  const size_t count = std::min(items.size(), static_cast<size_t>(n));
+  std::vector<Tally> tallies(plans.size());
+  std::vector<long> reasoning_tokens(plans.size(), 0);
+  std::vector<double> seconds(plans.size(), 0);
+  Progress bar(!quiet, static_cast<int>(count), "eval " + data, false);
+  for (size_t i = 0; i < count; ++i) {
+    const auto& it = items[i];
+    for (size_t k = 0; k < plans.size(); ++k) {
+      const auto& p = plans[k];
+      std::vector<int32_t> ids;
+      if (kind == reasoning::FormatKind::Kvscope) {
+        // The embedded model has no chat template: the question and its mode line, as it was trained.
+        std::string q;
+        for (const auto& m : it.messages)
+          if (m.role == "user") q = m.content;
+        ids = model->tokenizer().encode(reasoning::ReasoningFormat().prompt(q, p.mode), true, false);
+      } else {
+        ids = encode_chat(*model, it.messages, &p);
+      }
+      if (static_cast<int>(ids.size()) >= ctx.n_ctx())
+        throw LimitError(data + ":" + std::to_string(it.line) + ": prompt of " + std::to_string(ids.size()) +
+                         " tokens does not fit the context");
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto r = reasoning::generate_planned(ctx, ids, p, sp, std::min(max_tokens, ctx.n_ctx() - static_cast<int>(ids.size())));
+      seconds[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const bool ok = reasoning::check_answer(it, r.content);
+      const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == StopReason::Eos ? 1 : 0);
+      tallies[k].n += 1;
+      tallies[k].correct += ok;
+      tallies[k].tokens += ntok;
+      reasoning_tokens[k] += r.reasoning_tokens;
+      if (details) {
+        nlohmann::json d = {{"line", it.line},         {"effort", names[k]},     {"correct", ok},
+                            {"tokens", ntok},          {"reasoning_tokens", r.reasoning_tokens},
+                            {"content", r.content},    {"reasoning_content", r.reasoning},
+                            {"expected", it.regex.empty() ? it.answer : "/" + it.regex + "/"},
+                            {"stop", stop_reason_name(r.stop_reason)}};
+        details << d.dump() << "\n";
+      }
+    }
+    bar.step(static_cast<int>(i + 1));
+  }
+  bar.finish();
+  nlohmann::json out = {{"data", data}, {"n", count}, {"format", std::string(reasoning::format_name(kind))}};
+  for (size_t k = 0; k < plans.size(); ++k) {
+    nlohmann::json t = tallies[k].json();
+    t["mean_reasoning_tokens"] = tallies[k].n ? double(reasoning_tokens[k]) / tallies[k].n : 0.0;
+    t["seconds"] = seconds[k];
+    t["level"] = plans[k].level_name();
+    out["efforts"][names[k]] = t;
+  }
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+    return;
+  }
+  std::printf("%s: %zu items, reasoning format %s\n", data.c_str(), count, std::string(reasoning::format_name(kind)).c_str());
+  std::printf("%-8s %9s %12s %16s %9s\n", "effort", "accuracy", "mean tokens", "reasoning tokens", "seconds");
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const auto& t = out["efforts"][names[k]];
+    std::printf("%-8s %8.1f%% %12.1f %16.1f %9.1f\n", names[k].c_str(), 100 * t["accuracy"].get<double>(),
+                t["mean_tokens"].get<double>(), t["mean_reasoning_tokens"].get<double>(), t["seconds"].get<double>());
+  }
+}
+
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
@@ -41,6 +131,7 @@ void add_eval_command(CLI::App& app) {
     uint64_t seed = tinygsm::kDefaultSeed;
     bool json = false, quiet = false, no_recheck = false;
     ReasoningOpts reasoning;
+    std::string data, efforts = "high";
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -58,7 +149,17 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar on stderr");
   cmd->add_flag("--no-recheck", o->no_recheck, "auto: decide once from the question (no re-estimates while generating)");
   add_reasoning_options(cmd, o->reasoning);
+  cmd->add_option("--data", o->data,
+                  "A JSON-lines dataset for any model: \"messages\" or \"question\", and \"answer\" (or \"answer_regex\"); "
+                  "run at each --reasoning-effort");
+  cmd->add_option("--reasoning-effort", o->efforts, "With --data: efforts to measure, comma-separated (none,low,medium,high)")
+      ->capture_default_str();
   cmd->callback([o] {
+    if (!o->data.empty()) {
+      eval_data(resolve_model(o->model.path), o->data, o->efforts, o->n, o->max_tokens, o->model, o->reasoning, o->details,
+                o->json, o->quiet);
+      return;
+    }
     if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
     auto split = tinygsm::parse_split(o->split);
     if (!split) throw InputError("unknown split '" + o->split + "' (test, heldout, validation, train)");

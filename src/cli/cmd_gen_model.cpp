@@ -1,8 +1,11 @@
 // kvscope gen-model: write a random-weight GGUF model of any shape.
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "cli/commands.h"
 #include "model/random_model.h"
+#include "util/error.h"
 
 namespace kvscope::cli {
 
@@ -10,7 +13,7 @@ void add_gen_model_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("gen-model", "Write a random-weight GGUF model of a given shape");
   struct Opts {
     RandomModelSpec spec;
-    std::string type = "f32", out;
+    std::string type = "f32", out, template_file;
   };
   auto o = std::make_shared<Opts>();
   auto& s = o->spec;
@@ -36,10 +39,20 @@ void add_gen_model_command(CLI::App& app) {
   cmd->add_option("--expert-ffn", s.expert_ffn, "MoE: one expert's feed-forward size (0: --ffn)");
   cmd->add_option("--shared-ffn", s.shared_ffn, "qwen2moe: shared expert's feed-forward size (0: --ffn)");
   cmd->add_option("--sliding-window", s.sliding_window, "gemma2/gemma3 attention window (0: 4096 / 512)");
+  cmd->add_option("--vocab-from", s.vocab_from,
+                  "Copy the tokenizer of this GGUF file (e.g. llama.cpp's models/ggml-vocab-qwen2.gguf); --vocab is then its size");
+  cmd->add_option("--add-token", s.added_tokens, "Append this token to the vocabulary (repeatable; e.g. <think> </think>)");
+  cmd->add_option("--chat-template-file", o->template_file, "Store this file's text as tokenizer.chat_template");
+  cmd->add_option("--name", s.name, "general.name (default kvscope-random-<arch>)");
   cmd->add_flag("--tied", s.tied_output, "Tie the output matrix to the token embedding");
   cmd->add_option("-o,--output", o->out, "Output path")->required();
   cmd->callback([o] {
     set_random_model_type(o->spec, o->type);
+    if (!o->template_file.empty()) {
+      std::ifstream f(o->template_file, std::ios::binary);
+      if (!f) throw InputError("cannot read the chat template file " + o->template_file);
+      o->spec.chat_template.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
     if (o->spec.rope_scaling == "none") o->spec.rope_scaling.clear();
     write_random_model(o->spec, o->out);
     std::fprintf(stderr, "wrote %s\n", o->out.c_str());

@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "model/fingerprint.h"
 #include "reasoning/adaptive_generate.h"
+#include "reasoning/planned_generate.h"
 #include "signals/scored_generation.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
@@ -28,6 +29,9 @@ struct Opts {
   bool chat = false, json = false, no_signals = false, signal_trace = false, pre_rope = signals::kDefaultPreRope;
   std::string signal_layers = "mid";
   std::string reasoning;
+  std::string effort;      // --reasoning-effort
+  int budget = -1;         // --reasoning-budget (given: budget_set)
+  bool budget_set = false;
   ReasoningOpts ro;
 };
 
@@ -114,8 +118,18 @@ void add_run_command(CLI::App& app) {
                   "auto | fast | mixed | slow: the prompt is a question; the mode line is added (auto: chosen from the "
                   "question's KV by the difficulty estimator)")
       ->check(CLI::IsMember({"auto", "fast", "mixed", "slow"}));
+  cmd->add_option("--reasoning-effort", o->effort,
+                  "none | minimal | low | medium | high | auto, on the model's reasoning format (think formats: "
+                  "none = no thinking, low/medium = thinking under a token budget, high = unbounded)")
+      ->check(CLI::IsMember({"none", "minimal", "low", "medium", "high", "auto"}));
+  auto* bopt = cmd->add_option("--reasoning-budget", o->budget,
+                               "Thinking tokens before the engine writes </think> itself (-1: unbounded, 0: no thinking)");
   add_reasoning_options(cmd, o->ro);
-  cmd->callback([o] {
+  cmd->callback([o, bopt] {
+    o->budget_set = bopt->count() > 0;
+    if (o->budget_set && o->budget < -1)
+      throw InputError("--reasoning-budget must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
+                       std::to_string(o->budget) + ")");
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     SamplingParams sp = o->sampling.params();
@@ -126,6 +140,107 @@ void add_run_command(CLI::App& app) {
     }
     if (o->prompt.empty()) throw InputError("empty prompt (give -p TEXT)");
     if (!tok::is_valid_utf8(o->prompt)) throw InputError("prompt is not valid UTF-8");
+    if (!o->effort.empty() || o->budget_set) {
+      if (!o->reasoning.empty()) throw InputError("give one of --reasoning and --reasoning-effort");
+      const reasoning::FormatKind kind = o->ro.format_of(*model);
+      reasoning::PlanRequest pr;
+      if (!o->effort.empty()) pr.effort = parse_effort(o->effort);
+      if (o->budget_set) pr.budget = o->budget;
+      const reasoning::ReasoningPlan plan = reasoning::plan(kind, pr, o->ro.budgets);  // InputError names the format
+      // The embedded model has no chat template: its chat is the bare question, as it was trained.
+      if (kind == reasoning::FormatKind::Kvscope && o->chat && model->chat_template().empty()) o->chat = false;
+      if (kind == reasoning::FormatKind::Kvscope && !o->chat) {
+        // The embedded model's levels are its mode lines: the adaptive run below carries them.
+        o->reasoning = pr.effort == Effort::Auto ? "auto" : std::string(mode_name(plan.mode));
+      } else {
+        std::vector<tok::ChatMessage> msgs;
+        if (!o->system.empty()) msgs.push_back({"system", o->system});
+        msgs.push_back({"user", o->prompt});
+        // A prompt with the think block (or level) of a plan, as the server renders it.
+        auto render = [&](const reasoning::ReasoningPlan* p) {
+          if (o->chat) return encode_chat(*model, msgs, p);
+          auto ids = model->tokenizer().encode(o->prompt, true, false);
+          if (p) {
+            const auto sfx = model->tokenizer().encode(p->prompt_suffix(), false, true);
+            ids.insert(ids.end(), sfx.begin(), sfx.end());
+          }
+          return ids;
+        };
+        if (pr.effort == Effort::Auto) {
+          // The adaptive run on this format: the estimator picks an effort from the prompt's KV.
+          const std::string dpath = difficulty_path_for(path, o->ro.difficulty);
+          if (dpath.empty())
+            throw InputError("--reasoning-effort auto needs a difficulty estimator for this model (reasoning format '" +
+                             std::string(reasoning::format_name(kind)) +
+                             "'): pass --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)");
+          const auto diff = reasoning::load_difficulty(dpath, model_fingerprint(*model));
+          reasoning::AdaptiveOptions ao;
+          ao.controller = o->ro.controller();
+          ao.max_tokens = std::max(1, o->n_predict);
+          ao.kind = kind;
+          ao.budgets = o->ro.budgets;
+          ao.question_tokens = render(nullptr);
+          ao.render = [&](reasoning::Mode m) {
+            const auto p = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->ro.budgets);
+            return render(&p);
+          };
+          Context ctx(*model, o->model.context_params());
+          const auto r = reasoning::generate_adaptive(ctx, o->prompt, sp, diff.features, &diff.mlp, ao);
+          if (o->json) {
+            nlohmann::json rep = r.report;
+            rep["effort"] = std::string(effort_name(reasoning::effort_for_mode(kind, r.final_mode)));
+            rep["reasoning_tokens"] = r.reasoning_tokens;
+            nlohmann::json j = {{"text", r.text},          {"reasoning_content", r.reasoning}, {"content", r.content},
+                                {"tokens", r.tokens},      {"reasoning_tokens", r.reasoning_tokens},
+                                {"stop_reason", stop_reason_name(r.stop_reason)}, {"kvscope", {{"reasoning", rep}}}};
+            std::printf("%s\n", j.dump().c_str());
+          } else {
+            std::fwrite(r.reasoning.data(), 1, r.reasoning.size(), stderr);
+            std::printf("%s\n", r.content.c_str());
+            std::fflush(stdout);
+            std::fprintf(stderr, "[reasoning auto on %s: %s -> %s (%s); %d tokens generated, stop: %s]\n",
+                         std::string(reasoning::format_name(kind)).c_str(),
+                         std::string(effort_name(reasoning::effort_for_mode(kind, r.initial.mode))).c_str(),
+                         std::string(effort_name(reasoning::effort_for_mode(kind, r.final_mode))).c_str(),
+                         r.initial.reason.c_str(), r.generated_total, std::string(stop_reason_name(r.stop_reason)).c_str());
+          }
+          return;
+        }
+        std::vector<int32_t> ids;
+        ids = render(&plan);
+        Context ctx(*model, o->model.context_params());
+        const auto r = reasoning::generate_planned(ctx, ids, plan, sp, std::max(1, o->n_predict),
+                                                   [&](const std::string& rs, const std::string& cs) {
+                                                     if (o->json) return;
+                                                     // The reasoning on stderr, the answer on stdout.
+                                                     std::fwrite(rs.data(), 1, rs.size(), stderr);
+                                                     std::fwrite(cs.data(), 1, cs.size(), stdout);
+                                                     std::fflush(stdout);
+                                                   });
+        if (o->json) {
+          nlohmann::json rep = {{"format", std::string(reasoning::format_name(kind))},
+                                {"effort", std::string(effort_name(plan.effort))},
+                                {"level", plan.level_name()},
+                                {"thinking", plan.thinking},
+                                {"budget", plan.budget},
+                                {"budget_cut", r.budget_cut},
+                                {"reasoning_tokens", r.reasoning_tokens}};
+          nlohmann::json j = {{"text", r.text},           {"reasoning_content", r.reasoning},
+                              {"content", r.content},     {"tokens", r.tokens},
+                              {"prompt_tokens", ids.size()}, {"reasoning_tokens", r.reasoning_tokens},
+                              {"stop_reason", stop_reason_name(r.stop_reason)}, {"kvscope", {{"reasoning", rep}}}};
+          std::printf("%s\n", j.dump().c_str());
+        } else {
+          std::printf("\n");
+          std::fflush(stdout);
+          std::fprintf(stderr, "[reasoning %s on %s: %d reasoning tokens%s, %zu generated, stop: %s]\n",
+                       std::string(effort_name(plan.effort)).c_str(), std::string(reasoning::format_name(kind)).c_str(),
+                       r.reasoning_tokens, r.budget_cut ? " (budget cut)" : "", r.tokens.size(),
+                       std::string(stop_reason_name(r.stop_reason)).c_str());
+        }
+        return;
+      }
+    }
     if (!o->reasoning.empty()) {
       if (o->chat) throw InputError("--reasoning takes a plain question, not --chat");
       reasoning::AdaptiveOptions ao;
@@ -147,6 +262,12 @@ void add_run_command(CLI::App& app) {
       if (o->json) {
         nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"stop_reason", stop_reason_name(r.stop_reason)},
                             {"kvscope", {{"reasoning", r.report}}}};
+        // The mode line and the reasoning apart from the answer, as the server's chat shows them.
+        reasoning::Splitter split(reasoning::FormatKind::Kvscope, true);
+        auto d = split.push(r.text);
+        const auto f = split.flush();
+        j["reasoning_content"] = d.reasoning + f.reasoning;
+        j["content"] = d.content + f.content;
         std::printf("%s\n", j.dump().c_str());
       } else {
         std::printf("%s\n", r.text.c_str());

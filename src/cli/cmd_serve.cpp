@@ -18,6 +18,7 @@ void add_serve_command(CLI::App& app) {
     int kv_mem_mib = 256, batch_tokens = 256, max_seqs = 64;
     size_t max_body_kib = 1024;
     ReasoningOpts reasoning;
+    int reasoning_budget = -1;
     std::string signals = "on";
   };
   auto o = std::make_shared<Opts>();
@@ -53,6 +54,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--analysis-interval", o->srv.analysis_interval_ms,
                   "Asynchronous re-estimation period in ms (0: decide once per request)")
       ->check(CLI::Range(0, 60000))->capture_default_str()->group(g);
+  cmd->add_option("--reasoning-budget", o->reasoning_budget,
+                  "Thinking budget of requests that give none (as llama.cpp: -1 unbounded, 0 no thinking; N > 0: "
+                  "</think> is written after N thinking tokens)")
+      ->check(CLI::Range(-1, 1 << 24))->group(g);
   const char* t = "Scale-out (docs/scale-out.md)";
   cmd->add_option("--kv-tier", o->srv.kv_tier.url,
                   "Share full KV blocks and sessions with other replicas through Redis: redis://[user:password@]host:port[/db]")
@@ -69,6 +74,9 @@ void add_serve_command(CLI::App& app) {
     server::ServerOptions so = o->srv;
     so.kv_tier.validate();  // a bad URL is an error at startup, not at the first request
     so.difficulty_path = o->reasoning.difficulty;
+    if (o->reasoning.format != "auto") so.reasoning_format_name = o->reasoning.format;
+    so.effort_budgets = o->reasoning.budgets;
+    if (cmd->get_option("--reasoning-budget")->count()) so.reasoning_budget = o->reasoning_budget;
     so.controller = o->reasoning.controller();
     so.model_path = resolve_model(o->model.path);
     so.engine.n_threads = o->model.threads;

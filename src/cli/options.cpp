@@ -92,10 +92,24 @@ void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
   cmd->add_option("--cap-slow", o.cfg.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
   cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short")->group(g);
   cmd->add_flag("--no-upgrade", o.no_upgrade, "Never restart in a slower mode")->group(g);
+  cmd->add_option("--reasoning-format", o.format,
+                  "How the model reasons: auto (detected from its chat template and vocabulary) | none | think | qwen3 | "
+                  "deepseek-r1 | gpt-oss | kvscope")
+      ->capture_default_str()->group(g)
+      ->check(CLI::IsMember({"auto", "none", "think", "qwen3", "deepseek-r1", "deepseek", "gpt-oss", "kvscope"}));
+  cmd->add_option("--think-budget-low", o.budgets.low, "Thinking tokens of reasoning effort low (think formats)")
+      ->capture_default_str()->group(g)->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--think-budget-medium", o.budgets.medium, "Thinking tokens of reasoning effort medium (think formats)")
+      ->capture_default_str()->group(g)->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--retry-below", o.cfg.retry_below,
                   "Retry a fast or mixed answer in the next slower mode when its mean token probability is below "
                   "this (0: never)")
       ->capture_default_str()->group(g);
+}
+
+reasoning::FormatKind ReasoningOpts::format_of(const Model& m) const {
+  if (format == "auto") return reasoning::detect_format(m);
+  return *reasoning::parse_format(format);  // checked by the option
 }
 
 std::string difficulty_path_for(const std::string& model_path, const std::string& given) {
@@ -117,14 +131,17 @@ void open_details(std::ofstream& f, const std::string& path) {
   if (!f) throw InputError("cannot write " + path);
 }
 
-std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs) {
+std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs,
+                                 const reasoning::ReasoningPlan* plan) {
   const std::string tmpl = model.chat_template();
   if (tmpl.empty()) throw InputError("the model has no chat template (tokenizer.chat_template); run without --chat");
   const tok::ChatFormat fmt = tok::detect_chat_format(tmpl);
   const auto& tk = model.tokenizer();
   const auto& v = tk.vocab();
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  std::string prompt = tok::apply_chat_template(fmt, msgs, true, text_of(v.bos), text_of(v.eos));
+  std::string prompt = tok::apply_chat_template(fmt, msgs, true, text_of(v.bos), text_of(v.eos),
+                                               plan && plan->format == reasoning::FormatKind::GptOss ? plan->level_name() : "");
+  if (plan) prompt += plan->prompt_suffix();  // the think block the plan opens (or leaves empty)
   // Templates that spell out BOS themselves must not get a second one.
   bool has_bos = v.bos >= 0 && !text_of(v.bos).empty() && prompt.rfind(text_of(v.bos), 0) == 0;
   return tk.encode(prompt, !has_bos, true);

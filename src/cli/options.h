@@ -8,6 +8,7 @@
 #include "engine/context.h"
 #include "model/model.h"
 #include "reasoning/controller.h"
+#include "reasoning/format.h"
 #include "sampling/sampler.h"
 #include "tokenizer/chat_template.h"
 
@@ -43,6 +44,11 @@ struct ReasoningOpts {
   reasoning::ControllerConfig cfg;
   bool no_early_answer = false, no_upgrade = false;
   reasoning::ControllerConfig controller() const;
+  // Reasoning formats (reasoning/format.h).
+  std::string format = "auto";          // --reasoning-format: auto (detect) | none | think | qwen3 | ...
+  reasoning::EffortBudgets budgets;     // --think-budget-low / --think-budget-medium
+  // The model's format: detected, or the one --reasoning-format names.
+  reasoning::FormatKind format_of(const Model& m) const;
 };
 void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o);
 // The difficulty file to use: the given one, else the model's sibling "<stem>.difficulty.bin" when it
@@ -55,6 +61,8 @@ SamplingParams greedy_sampling();
 void open_details(std::ofstream& f, const std::string& path);
 
 // Renders messages with the model's chat template and tokenizes them (special tokens parsed).
-std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs);
+// plan: its think block (or gpt-oss level) goes into the prompt, as the server renders it.
+std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs,
+                                 const reasoning::ReasoningPlan* plan = nullptr);
 
 }  // namespace kvscope::cli

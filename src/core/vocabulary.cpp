@@ -21,6 +21,24 @@ std::optional<Mode> parse_mode(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view effort_name(Effort e) {
+  switch (e) {
+    case Effort::None: return "none";
+    case Effort::Minimal: return "minimal";
+    case Effort::Low: return "low";
+    case Effort::Medium: return "medium";
+    case Effort::High: return "high";
+    case Effort::Auto: return "auto";
+  }
+  return "auto";
+}
+
+std::optional<Effort> parse_effort(std::string_view s) {
+  for (Effort e : {Effort::None, Effort::Minimal, Effort::Low, Effort::Medium, Effort::High, Effort::Auto})
+    if (s == effort_name(e)) return e;
+  return std::nullopt;
+}
+
 std::string_view stop_reason_name(StopReason r) {
   switch (r) {
     case StopReason::None: return "none";

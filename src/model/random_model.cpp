@@ -194,8 +194,56 @@ void set_random_model_type(RandomModelSpec& spec, const std::string& name) {
   if (spec.type == kernels::DType::Q8_K) throw InputError("q8_k is an activation type, not a weight type");
 }
 
-void write_random_model(const RandomModelSpec& s, const std::string& path) {
-  s.validate();
+namespace {
+
+// Copies a real vocabulary's tokenizer.* keys into w; returns its size. Added tokens take the places
+// of the file's padding entries ("[PAD<id>]", as llama.cpp's test vocabularies pad Qwen's 151646
+// tokens to 151936), so Qwen3's <think> lands on its real id; without padding they are appended.
+int copy_vocab(gguf::Writer& w, const RandomModelSpec& s) {
+  using gguf::Value;
+  const auto f = gguf::File::open(s.vocab_from);
+  const Value* tv = f->find("tokenizer.ggml.tokens");
+  if (!tv) throw InputError("gen-model: " + s.vocab_from + " has no tokenizer.ggml.tokens");
+  std::vector<std::string> toks;
+  for (const auto& t : tv->as_array().items) toks.push_back(t.as_string());
+  std::vector<int32_t> types(toks.size(), 1);
+  std::vector<float> scores(toks.size(), 0.0f);
+  if (const Value* ty = f->find("tokenizer.ggml.token_type"))
+    for (size_t i = 0; i < ty->as_array().items.size() && i < types.size(); ++i)
+      types[i] = static_cast<int32_t>(ty->as_array().items[i].as_int());
+  const Value* sc = f->find("tokenizer.ggml.scores");
+  if (sc)
+    for (size_t i = 0; i < sc->as_array().items.size() && i < scores.size(); ++i)
+      scores[i] = static_cast<float>(sc->as_array().items[i].as_float());
+  size_t at = 0;
+  while (at < toks.size() && toks[at] != "[PAD" + std::to_string(at) + "]") ++at;
+  for (const auto& t : s.added_tokens) {
+    if (at >= toks.size()) {
+      toks.push_back(t);
+      types.push_back(0);
+      scores.push_back(0.0f);
+    }
+    toks[at] = t;
+    types[at] = t.rfind("<|", 0) == 0 ? 3 : 4;  // control : user-defined
+    scores[at] = 0.0f;
+    ++at;
+  }
+  for (const auto& [key, val] : f->metadata()) {
+    if (key.rfind("tokenizer.", 0) != 0) continue;
+    if (key == "tokenizer.chat_template" && !s.chat_template.empty()) continue;
+    if (key == "tokenizer.ggml.tokens") w.set(key, Value::str_array(toks));
+    else if (key == "tokenizer.ggml.token_type") w.set(key, Value::i32_array(types));
+    else if (key == "tokenizer.ggml.scores") w.set(key, Value::f32_array(scores));
+    else w.set(key, val);
+  }
+  return static_cast<int>(toks.size());
+}
+
+}  // namespace
+
+void write_random_model(const RandomModelSpec& spec, const std::string& path) {
+  spec.validate();
+  RandomModelSpec s = spec;
   using gguf::Value;
   const int hd = s.head_dim > 0 ? s.head_dim : s.dim / s.heads;
   const int qd = s.heads * hd, kvd = s.kv_heads * hd;
@@ -209,7 +257,7 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   // gemma2 reads its output matrix from the token embedding (gemma3 takes output.weight if there).
   const bool tied = s.tied_output || a == "gemma2";
   w.set("general.architecture", Value::str(a));
-  w.set("general.name", Value::str("kvscope-random-" + a));
+  w.set("general.name", Value::str(s.name.empty() ? "kvscope-random-" + a : s.name));
   w.set(a + ".context_length", Value::u32(s.ctx));
   w.set(a + ".embedding_length", Value::u32(s.dim));
   w.set(a + ".block_count", Value::u32(s.layers));
@@ -262,16 +310,22 @@ void write_random_model(const RandomModelSpec& s, const std::string& path) {
   std::vector<std::string> controls;
   if (a == "phi3") controls = {"<|endoftext|>", "<|assistant|>", "<|end|>", "<|system|>", "<|user|>"};
   if (gemma) controls = {"<start_of_turn>", "<end_of_turn>"};
-  VocabOut v = make_vocab(s.vocab, controls);
-  w.set("tokenizer.ggml.model", Value::str("llama"));
-  w.set("tokenizer.ggml.tokens", Value::str_array(v.tokens));
-  w.set("tokenizer.ggml.scores", Value::f32_array(v.scores));
-  w.set("tokenizer.ggml.token_type", Value::i32_array(v.types));
-  w.set("tokenizer.ggml.bos_token_id", Value::u32(1));
-  w.set("tokenizer.ggml.eos_token_id", Value::u32(2));
-  w.set("tokenizer.ggml.unknown_token_id", Value::u32(0));
-  w.set("tokenizer.ggml.add_bos_token", Value::boolean(true));
-  w.set("tokenizer.ggml.add_eos_token", Value::boolean(false));
+  if (!s.vocab_from.empty()) {
+    s.vocab = copy_vocab(w, s);
+  } else {
+    controls.insert(controls.end(), s.added_tokens.begin(), s.added_tokens.end());
+    VocabOut v = make_vocab(s.vocab, controls);
+    w.set("tokenizer.ggml.model", Value::str("llama"));
+    w.set("tokenizer.ggml.tokens", Value::str_array(v.tokens));
+    w.set("tokenizer.ggml.scores", Value::f32_array(v.scores));
+    w.set("tokenizer.ggml.token_type", Value::i32_array(v.types));
+    w.set("tokenizer.ggml.bos_token_id", Value::u32(1));
+    w.set("tokenizer.ggml.eos_token_id", Value::u32(2));
+    w.set("tokenizer.ggml.unknown_token_id", Value::u32(0));
+    w.set("tokenizer.ggml.add_bos_token", Value::boolean(true));
+    w.set("tokenizer.ggml.add_eos_token", Value::boolean(false));
+  }
+  if (!s.chat_template.empty()) w.set("tokenizer.chat_template", Value::str(s.chat_template));
 
   // Scales keep activations O(1) through the residual stream and give logits a spread of a few
   // units, so greedy choices are decisive rather than near-ties.

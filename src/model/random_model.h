@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/dtype.h"
 
@@ -26,6 +27,15 @@ struct RandomModelSpec {
   int expert_ffn = 0;          // one expert's feed-forward size (0: ffn)
   int shared_ffn = 0;          // qwen2moe's shared expert (0: ffn)
   int sliding_window = 0;      // gemma2/gemma3: attention.sliding_window (0: gemma2 4096, gemma3 512)
+  // A real vocabulary: the tokenizer.* metadata of this GGUF file (llama.cpp's ggml-vocab-*.gguf)
+  // replaces the generated one, and `vocab` becomes its size (plus added_tokens).
+  std::string vocab_from;
+  // Tokens added to the vocabulary. With vocab_from they fill its "[PAD<id>]" entries (else are
+  // appended), "<|...|>" as control tokens and others as user-defined ones (as llama.cpp's converter
+  // types Qwen3's <think>); generated vocabularies take them all as control tokens.
+  std::vector<std::string> added_tokens;
+  std::string chat_template;   // tokenizer.chat_template ("" keeps the vocabulary file's, if any)
+  std::string name;            // general.name ("" : kvscope-random-<arch>)
   void validate() const;       // throws InputError naming the bad field
   // The type a matrix is written in: the mix's choice for this tensor, then, for a K-quant whose
   // rows (cols) are not a multiple of 256, a fallback type as llama-quantize does.

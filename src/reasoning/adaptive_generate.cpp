@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "reasoning/driver.h"
 #include "signals/coe_scores.h"
 #include "util/error.h"
 
@@ -52,7 +53,9 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     throw InputError("reasoning 'auto' needs a difficulty estimator (train one with kvscope train-difficulty)");
   if (o.max_tokens < 1) throw InputError("max tokens must be at least 1");
   Controller ctl(o.controller);  // validates the configuration
-  const auto q = tk.encode(question, true, false);
+  const bool kv_format = o.kind == FormatKind::Kvscope;
+  if (!kv_format && !o.render) throw InputError("reasoning format '" + std::string(format_name(o.kind)) + "' needs a prompt renderer");
+  const auto q = o.question_tokens.empty() ? tk.encode(question, true, false) : o.question_tokens;
   if (q.size() <= 1) throw InputError("empty question");
   if (static_cast<int>(q.size()) >= ctx.n_ctx())
     throw LimitError("prompt of " + std::to_string(q.size()) + " tokens does not fit the context of " +
@@ -92,18 +95,25 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   const bool retries = !o.forced && ctl.config().retry_below > 0;
   const DifficultyTap::State q_state = tap ? tap->state() : DifficultyTap::State{};
   const int every = ctl.config().check_every;
-  const auto cue = tk.encode(o.format.answer_cue, false, false);
+  // The cut: kvscope's answer cue (a number follows), or the format's close of the reasoning.
+  const std::string cut = kv_format ? o.format.answer_cue : plan_for_effort(o.kind, Effort::High).cut_text();
+  const auto cue = tk.encode(cut, false, !kv_format);
+  const bool numeric = kv_format && o.format.numeric_answer;
   std::string cue_text;  // as the model would write it, to notice an answer already under way
   for (int32_t c : cue) cue_text += tk.token_to_piece(c);
   const std::vector<uint8_t>& number_goes_on = tk.number_continue_mask();
   if (const size_t b = cue_text.find_first_not_of(' '); b != std::string::npos) cue_text.erase(0, b);
   std::vector<float> after_cue;  // the logits that open a forced answer
+  // An attempt in mode m runs under that effort's plan (think formats: its think block and budget).
+  auto plan_of = [&](Mode m) { return plan_for_effort(o.kind, effort_for_mode(o.kind, m), o.budgets); };
+  Driver drv(plan_of(ctl.mode()));
 
   Sampler sampler(sp);
   std::vector<float> saved;
   for (;;) {
     const Mode m = ctl.mode();
-    const auto p = tk.encode(o.format.prompt(question, m), true, false);
+    const auto p = kv_format ? tk.encode(o.format.prompt(question, m), true, false) : o.render(m);
+    drv.restart(plan_of(m));  // think formats: medium's budget cuts the thinking; kvscope has its caps
     if (static_cast<int>(p.size()) >= ctx.n_ctx())
       throw LimitError("prompt of " + std::to_string(p.size()) + " tokens does not fit the context of " +
                        std::to_string(ctx.n_ctx()));
@@ -121,14 +131,42 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     res.tokens.clear();
     res.text.clear();
     tok::StreamDecoder dec(tk);
-    const int cap = std::min(ctl.config().cap(m), o.max_tokens - res.generated_total);
+    // kvscope: each mode's token cap; other formats: what is left (their budget cuts the thinking).
+    const int cap = kv_format ? std::min(ctl.config().cap(m), o.max_tokens - res.generated_total)
+                              : o.max_tokens - res.generated_total;
+    const int answer_max = kv_format ? o.format.answer_max_tokens : std::max(1, o.max_tokens - res.generated_total);
     int g = 0, answer_left = 0;
     bool answering = false;
     signals::LogitStats answer_stats;  // the attempt's MaxProb, for the answer-confidence retry
     Controller::Action act = Controller::Action::Continue;
     res.stop_reason = StopReason::Length;
+    // Writes the cut and switches to answering (an early answer, or the thinking budget).
+    auto force_cut = [&]() -> bool {
+      if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
+        res.stop_reason = StopReason::Context;
+        return false;
+      }
+      for (int32_t c : cue) {
+        res.tokens.push_back(c);
+        history.push_back(c);
+      }
+      const std::string held = dec.flush();
+      res.text += held + cut;  // as written (a special token's text included)
+      drv.on_text(held);
+      drv.on_cut(cut);
+      after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
+      logits = &after_cue;
+      answering = true;
+      answer_left = std::min(answer_max, std::max(1, o.max_tokens - res.generated_total));
+      res.stop_reason = StopReason::EarlyAnswer;
+      return true;
+    };
     for (;;) {
       if (answering ? answer_left-- <= 0 : g >= cap) break;
+      if (!answering && drv.needs_cut()) {
+        if (!force_cut()) break;
+        if (answer_left-- <= 0) break;
+      }
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
       ++res.generated_total;
       if (retries && m != Mode::Slow) answer_stats.add(logits->data(), n_vocab, id);  // slow is never retried
@@ -137,19 +175,23 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         break;
       }
       // A forced numeric answer ends with its number, as if the model had stopped there.
-      if (answering && o.format.numeric_answer && answer_left < o.format.answer_max_tokens - 1 &&
+      if (answering && numeric && answer_left < o.format.answer_max_tokens - 1 &&
           !number_goes_on.empty() && !number_goes_on[static_cast<size_t>(id)])
         break;
       res.tokens.push_back(id);
       history.push_back(id);
-      res.text += dec.push(id);
+      {
+        const std::string piece = dec.push(id);
+        res.text += piece;
+        drv.on_token(piece);  // a budget's cut is taken at the top of the loop
+      }
       if (ctx.n_past() >= ctx.n_ctx()) {
         res.stop_reason = StopReason::Context;
         break;
       }
       logits = &ctx.eval({id});
       if (answering || ++g % every != 0) continue;
-      const bool answer_started = res.text.find(cue_text) != std::string::npos;
+      const bool answer_started = kv_format ? res.text.find(cue_text) != std::string::npos : !drv.in_reasoning();
 
       if (o.on_checkpoint && tap) {
         // Probe: force the answer here (or let the model finish the one it began), note what comes
@@ -162,14 +204,19 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         std::string forced = res.text;
         const std::vector<float>* pl = &saved;
         if (!answer_started) {
-          after_cue = answer_start_logits(ctx.eval(cue), tk, o.format.numeric_answer);
+          after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
           pl = &after_cue;
-          for (int32_t c : cue) forced += pd.push(c);
+          if (kv_format) {
+            for (int32_t c : cue) forced += pd.push(c);
+          } else {
+            forced += pd.flush() + cut;
+          }
         }
-        for (int i = 0; i < o.format.answer_max_tokens && ctx.n_past() < ctx.n_ctx(); ++i) {
+        const int probe_max = kv_format ? o.format.answer_max_tokens : 32;  // a think format's answer: a short sentence
+        for (int i = 0; i < probe_max && ctx.n_past() < ctx.n_ctx(); ++i) {
           const int32_t a = argmax(pl->data(), n_vocab);
           if (tk.is_eog(a)) break;
-          if (!answer_started && i > 0 && o.format.numeric_answer && !number_goes_on.empty() &&
+          if (!answer_started && i > 0 && numeric && !number_goes_on.empty() &&
               !number_goes_on[static_cast<size_t>(a)])
             break;
           forced += pd.push(a);
@@ -185,23 +232,35 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       act = ctl.observe(g, mlp->estimate(tap->features()), answer_started);
       if (act == Controller::Action::Upgrade) break;
       if (act == Controller::Action::EarlyAnswer) {
-        if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
-          res.stop_reason = StopReason::Context;
+        if (kv_format) {  // the cue's tokens decoded as the model would write them (kept as before)
+          if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
+            res.stop_reason = StopReason::Context;
+            break;
+          }
+          std::string written;
+          for (int32_t c : cue) {
+            res.tokens.push_back(c);
+            history.push_back(c);
+            written += dec.push(c);
+          }
+          res.text += written;
+          drv.on_cut(written);
+          after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
+          logits = &after_cue;
+          answering = true;
+          answer_left = o.format.answer_max_tokens;
+          res.stop_reason = StopReason::EarlyAnswer;
+        } else if (!force_cut()) {
           break;
         }
-        for (int32_t c : cue) {
-          res.tokens.push_back(c);
-          history.push_back(c);
-          res.text += dec.push(c);
-        }
-        after_cue = answer_start_logits(ctx.eval(cue), tk, o.format.numeric_answer);
-        logits = &after_cue;
-        answering = true;
-        answer_left = o.format.answer_max_tokens;
-        res.stop_reason = StopReason::EarlyAnswer;
       }
     }
-    res.text += dec.flush();
+    {
+      const std::string tail = dec.flush();
+      res.text += tail;
+      drv.on_text(tail);
+      drv.finish();
+    }
     res.gen_ms += ms_since(tg);
     if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
     if (retries && m != Mode::Slow && res.stop_reason != StopReason::Context && res.generated_total < o.max_tokens) {
@@ -211,7 +270,11 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     break;
   }
   res.final_mode = ctl.mode();
+  res.reasoning = drv.reasoning();  // the final attempt's, split by the format
+  res.content = drv.content();
+  res.reasoning_tokens = drv.reasoning_tokens();
   res.report = ctl.to_json();
+  res.report["format"] = std::string(format_name(o.kind));
   res.report["generated_total"] = res.generated_total;
   if (res.answer_confidence > 0) res.report["answer_confidence"] = res.answer_confidence;
   res.report["estimate_ms"] = res.estimate_ms;

@@ -13,6 +13,7 @@
 #include "reasoning/controller.h"
 #include "reasoning/difficulty_features.h"
 #include "reasoning/difficulty_mlp.h"
+#include "reasoning/format.h"
 #include "sampling/sampler.h"
 
 namespace kvscope::reasoning {
@@ -41,6 +42,16 @@ struct AdaptiveOptions {
   // Training probes: at every check point of a forced-mode run, the pooled features and the text
   // the model gives when the answer is forced right there. The probe leaves no trace in the run.
   std::function<void(int generated, const std::vector<float>& features, const std::string& forced_text)> on_checkpoint;
+  // Reasoning formats other than the embedded model's (reasoning/format.h). The controller's modes
+  // are efforts of the format (think formats: fast = no thinking, mixed = medium, slow = high);
+  // `render` gives a mode's prompt (the chat template with that effort's think block), and
+  // `question_tokens` the part every attempt shares (the tap's window; its KV is kept across
+  // attempts). An early answer, or a think block that reaches `budgets`' medium budget, is cut by
+  // the format's cut text ("</think>") and the model answers in the rest of max_tokens.
+  FormatKind kind = FormatKind::Kvscope;
+  std::function<std::vector<int32_t>(Mode)> render;
+  std::vector<int32_t> question_tokens;
+  EffortBudgets budgets;
 };
 
 struct AdaptiveResult {
@@ -54,6 +65,8 @@ struct AdaptiveResult {
   nlohmann::json report;        // controller trace and switches, timings
   double estimate_ms = 0, prompt_ms = 0, gen_ms = 0;
   double answer_confidence = 0;  // the last fast or mixed attempt's mean max token probability (0: none)
+  std::string reasoning, content;  // the final attempt's text split by the format (content: the answer)
+  int reasoning_tokens = 0;        // tokens generated inside the reasoning, over every attempt
 };
 
 // question: the prompt before the mode line (BOS is added). mlp may be null for forced-mode runs;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "reasoning/driver.h"
+#include "reasoning/format.h"
 #include "server/generation.h"
 #include "server/reasoning_run.h"
 #include "server/server_impl.h"
@@ -53,9 +55,85 @@ struct Exchange {
   double top_prob_sum = 0;             // the answer's top-token probabilities (when logprobs were asked)
   int top_prob_n = 0;
 
-  Usage usage() const { return {static_cast<int>(prompt.size()), prev_tokens + gen->completion_tokens()}; }
+  // Reasoning formats (reasoning/format.h): the request's plan, the split of the text into reasoning
+  // and answer (chat), and the count of reasoning tokens over every attempt.
+  reasoning::ReasoningPlan plan;
+  bool split_output = false;                 // chat on a model with a reasoning format
+  std::optional<reasoning::Splitter> split;  // what the client is shown
+  std::optional<reasoning::Driver> tracker;  // the token-level state (reasoning_tokens, the budget)
+  std::vector<int32_t> attempt_prompt;       // the running attempt's prompt (a budget cut extends it)
+  bool cut_done = false, budget_cut = false;
+  std::string reasoning_text, content_text;  // shown so far
+
+  Usage usage() const {
+    Usage u{static_cast<int>(prompt.size()), prev_tokens + gen->completion_tokens()};
+    if (plan.format != reasoning::FormatKind::None) u.reasoning_tokens = reasoning_tokens();
+    return u;
+  }
+
+  // Tokens an attempt may generate: what is left, within the mode's cap (kvscope) and, while it
+  // thinks, the plan's thinking budget (budget_step cuts there and goes on).
+  int attempt_tokens() const {
+    int n = max_tokens - prev_tokens;
+    if (rr) n = rr->attempt_cap(n);
+    if (plan.budget >= 0 && plan.thinking) n = std::min(n, plan.budget);
+    return std::max(1, n);
+  }
+
+  // An adaptive run on a think format moved to another effort (an upgrade or a retry): its plan,
+  // think block and budget are the new attempt's.
+  void new_attempt() {
+    if (rr && reasoning::is_think_format(plan.format)) plan = rr->attempt_plan();
+    cut_done = budget_cut = false;
+    reset_output();
+  }
+
+  // A new attempt starts over (an upgrade or a retry): nothing of the old one is shown.
+  void reset_output() {
+    text.clear();
+    logprobs.clear();
+    top_prob_sum = 0, top_prob_n = 0;
+    reasoning_text.clear();
+    content_text.clear();
+    if (split) split = fresh_splitter();
+    if (tracker) tracker->restart(plan);
+  }
+
+  int reasoning_tokens() const { return tracker ? tracker->reasoning_tokens() : 0; }
+
+  // Where the response starts: inside the reasoning, or (a think format with thinking off, a model
+  // without a format) in the answer.
+  reasoning::Splitter fresh_splitter() const { return reasoning::response_splitter(plan); }
+
+  // Counts an attempt's tokens as reasoning or answer; forced: text the engine wrote (not counted).
+  void count_attempt(const std::vector<int32_t>& toks, const std::string& forced = "") {
+    if (!tracker) return;
+    tok::StreamDecoder dec(srv->model->tokenizer());
+    for (int32_t t : toks) tracker->on_token(dec.push(t));
+    tracker->on_text(dec.flush());
+    if (!forced.empty()) tracker->on_cut(forced);
+  }
+
+  // One piece of text as the client sees it: split into reasoning and answer (chat with a format).
+  reasoning::Splitter::Delta shown(const std::string& piece, bool final = false) {
+    reasoning::Splitter::Delta d;
+    if (!split) {
+      d.content = piece;
+    } else {
+      d = split->push(piece);
+      if (final) {
+        auto f = split->flush();
+        d.reasoning += f.reasoning;
+        d.content += f.content;
+      }
+    }
+    reasoning_text += d.reasoning;
+    content_text += d.content;
+    return d;
+  }
 
   void submit(Request r) {
+    attempt_prompt = r.prompt;
     gen = std::make_shared<Generation>(*srv->engine, g.stop, g.logprobs, srv->metrics);
     gen->attach(r);
     if (srv->kv_tier && tier_computing >= 0) srv->kv_tier->watch_prefill(r, std::exchange(tier_computing, -1));
@@ -150,7 +228,7 @@ struct Exchange {
     const int so_far = gen->completion_tokens() + 8;  // a few more may come before the cancel lands
     const bool fits = sw == ReasoningRun::Switch::Upgrade
                           ? static_cast<int>(rr->prompt().size()) + 8 < limit
-                          : static_cast<int>(rr->prompt().size()) + so_far + 4 + rr->answer_max_tokens() < limit;
+                          : static_cast<int>(rr->prompt().size()) + so_far + 4 + std::min(rr->answer_max_tokens(), 8) < limit;
     if (sw == ReasoningRun::Switch::Upgrade && (g.stream && sent)) {
       rr->upgrade_refused();
       return;
@@ -165,6 +243,8 @@ struct Exchange {
     while (gen->wait(rest, 5.0) != Generation::Status::Finished) {
     }
     prev_tokens += gen->completion_tokens();
+    if (sw == ReasoningRun::Switch::EarlyAnswer) count_attempt(c.tokens, rr->cue_text());
+    else if (tracker) tracker->on_dropped(static_cast<int>(c.tokens.size()));  // a dropped attempt: reasoning spent
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
@@ -172,15 +252,14 @@ struct Exchange {
     if (sw == ReasoningRun::Switch::EarlyAnswer) {
       for (auto& p : rest) pieces.push_back(std::move(p));
       pieces.push_back({rr->cue_text(), {}});
-      r.max_tokens = rr->answer_max_tokens();
+      r.max_tokens = std::min(rr->answer_max_tokens(), std::max(1, max_tokens - prev_tokens));
+      cut_done = true;  // the reasoning is closed: no budget cut after this
       r.first_token_allowed = rr->answer_start_allowed();
       r.continue_allowed = rr->answer_continue_allowed();
     } else {
       pieces.clear();
-      text.clear();
-      logprobs.clear();
-      top_prob_sum = 0, top_prob_n = 0;
-      r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, srv->reasoning.controller.cap(rr->mode())));
+      new_attempt();
+      r.max_tokens = attempt_tokens();
     }
     r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
     srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
@@ -195,15 +274,56 @@ struct Exchange {
     if (!rr->retry_after_answer(gen->completion_tokens(), can_restart, limit)) return false;
     srv->reap(id);
     prev_tokens += gen->completion_tokens();
-    text.clear();
-    logprobs.clear();
-    top_prob_sum = 0, top_prob_n = 0;
+    if (tracker) tracker->on_dropped(gen->completion_tokens());  // an attempt retried: reasoning spent on the way
+    new_attempt();
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
     r.prompt = rr->prompt();
-    r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, srv->reasoning.controller.cap(rr->mode())));
+    r.max_tokens = attempt_tokens();
     r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
+    srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+    submit(std::move(r));
+    return true;
+  }
+
+  // An attempt stopped at its thinking budget: the engine closes the reasoning itself (think
+  // formats: "</think>"; kvscope: "Answer:") and the model answers in the rest of max_tokens,
+  // reusing the attempt's KV through the prefix cache. A model that closed its reasoning before
+  // the budget just goes on. True: resubmitted; the forced text is shown through `out`.
+  bool budget_step(std::string& forced_shown) {
+    if (cut_done || plan.budget < 0 || gen->finish_reason() != "length") return false;
+    const int used = prev_tokens + gen->completion_tokens();
+    const auto& tk = srv->model->tokenizer();
+    const std::string cut = plan.cut_text();
+    const auto cut_ids = tk.encode(cut, false, true);
+    const int room = limit - static_cast<int>(attempt_prompt.size()) - gen->completion_tokens() - static_cast<int>(cut_ids.size());
+    if (used >= max_tokens || room < 2) return false;
+    const Completion c = srv->reap(id);
+    prev_tokens += gen->completion_tokens();
+    cut_done = true;
+    if (rr) rr->answer_started();  // the adaptive run's switches end with the reasoning
+    count_attempt(c.tokens);  // the attempt's tokens decide whether the reasoning is still open
+    const bool thinking = !tracker || tracker->in_reasoning();
+    if (thinking && tracker) tracker->on_cut(cut);
+    Request r;
+    r.sampling = g.sampling;
+    r.cache_salt = salt;
+    r.prompt = attempt_prompt;
+    r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+    if (thinking) {
+      r.prompt.insert(r.prompt.end(), cut_ids.begin(), cut_ids.end());
+      forced_shown = cut;
+      budget_cut = true;
+    }
+    r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, limit - static_cast<int>(r.prompt.size())));
+    if (thinking && plan.format == reasoning::FormatKind::Kvscope) {  // a forced numeric answer, as an early answer
+      r.max_tokens = std::min(r.max_tokens, srv->reasoning.format.answer_max_tokens);
+      if (srv->reasoning.format.numeric_answer) {
+        r.first_token_allowed = &tk.number_start_mask();
+        r.continue_allowed = &tk.number_continue_mask();
+      }
+    }
     srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
     submit(std::move(r));
     return true;
@@ -212,6 +332,7 @@ struct Exchange {
   void finish() {
     if (reaped) return;
     completion = srv->reap(id);
+    count_attempt(completion.tokens);
     reaped = true;
     finish_signals();
     if (rr) count_reasoning();
@@ -256,6 +377,19 @@ struct Exchange {
                 {"preemptions", completion.n_preempted},
                 {"session_id", g.session_id.empty() ? json(nullptr) : json(g.session_id)}};
     if (rr) ext["reasoning"] = rr->report();
+    if (plan.format != reasoning::FormatKind::None) {
+      json& rj = ext["reasoning"];
+      if (rj.is_null()) rj = json::object();
+      rj["format"] = std::string(reasoning::format_name(plan.format));
+      if (plan.requested || (rr && !rr->is_auto())) {
+        rj["effort"] = rr && rr->is_auto() ? "auto" : std::string(effort_name(plan.effort));
+        rj["level"] = rr ? rr->attempt_plan().level_name() : plan.level_name();
+      }
+      rj["thinking"] = plan.thinking;
+      rj["budget"] = plan.budget;
+      rj["budget_cut"] = budget_cut;
+      rj["reasoning_tokens"] = reasoning_tokens();
+    }
     if (sig && !sig->result.is_null()) ext["signals"] = sig->result;
     ResponseInfo info{body, prompt, completion, text};
     for (const auto& h : srv->hooks) h(info, ext);
@@ -280,15 +414,30 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
   auto st = x.gen->wait(pieces, x.srv->opt.heartbeat_s);
   if (st != Generation::Status::Finished) x.reasoning_switch(pieces);
   if (st == Generation::Status::Timeout && out.empty() && pieces.empty()) out = ": keep-alive\n\n";  // probes the connection
+  auto emit = [&](const reasoning::Splitter::Delta& d, const json& lp) {
+    if (!d.reasoning.empty())
+      out += sse(chunk_body(ep, x.resp_id, x.created, model, "", "", nullptr, false, x.g.include_usage, nullptr, d.reasoning));
+    if (!d.content.empty() || !lp.is_null())
+      out += sse(chunk_body(ep, x.resp_id, x.created, model, d.content, "", lp, false, x.g.include_usage, nullptr));
+  };
   for (auto& p : pieces) {
     if (p.text.empty() && p.logprobs.empty()) continue;
     const json lp = x.g.logprobs >= 0 ? logprobs_json(ep, p.logprobs, x.text.size()) : json(nullptr);
     x.note_logprobs(p.logprobs);
     x.text += p.text;
-    out += sse(chunk_body(ep, x.resp_id, x.created, model, p.text, "", lp, false, x.g.include_usage, nullptr));
+    emit(x.shown(p.text), lp);
+  }
+  if (st == Generation::Status::Finished) {
+    std::string forced;
+    if (x.budget_step(forced)) {
+      x.text += forced;  // the engine's cut is part of the text, as a generated token would be
+      emit(x.shown(forced), nullptr);
+      st = Generation::Status::Timeout;  // go on waiting
+    }
   }
   if (st == Generation::Status::Finished && x.retry_answer(true)) st = Generation::Status::Timeout;  // go on waiting
   if (st == Generation::Status::Finished) {
+    emit(x.shown("", true), nullptr);
     x.finish();
     const json ext = x.extension();
     x.record_outcome(ext);
@@ -308,8 +457,17 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
   if (st != Generation::Status::Finished) x.reasoning_switch(pieces);
   for (auto& p : pieces) {
     x.text += p.text;
+    x.shown(p.text);
     x.note_logprobs(p.logprobs);
     for (auto& l : p.logprobs) x.logprobs.push_back(std::move(l));
+  }
+  if (st == Generation::Status::Finished) {
+    std::string forced;
+    if (x.budget_step(forced)) {
+      x.text += forced;
+      x.shown(forced);
+      return true;
+    }
   }
   if (st == Generation::Status::Finished && x.retry_answer(false)) return true;
   if (st != Generation::Status::Finished) {
@@ -319,12 +477,16 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
     x.last_write = now;
     return write_all(sink, " ");  // leading whitespace is valid JSON
   }
+  x.shown("", true);
   x.finish();
   const Endpoint ep = x.g.endpoint;
   const json lp = x.g.logprobs >= 0 ? logprobs_json(ep, x.logprobs, 0) : json(nullptr);
   const json ext = x.extension();
   x.record_outcome(ext);
-  const json j = completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.text, x.gen->finish_reason(), lp, x.usage(), ext);
+  // vLLM's convention: reasoning_content is null when the model did not reason.
+  const json rc = x.reasoning_text.empty() ? json(nullptr) : json(x.reasoning_text);
+  const json j = completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.split ? x.content_text : x.text,
+                                 x.gen->finish_reason(), lp, x.usage(), ext, x.split ? &rc : nullptr);
   if (!write_all(sink, dump(j))) return false;
   sink.done();
   return true;
@@ -345,7 +507,7 @@ httplib::ContentProviderWithoutLength guard_step(std::shared_ptr<Exchange> x, bo
 
 }  // namespace
 
-std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g) const {
+std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan) const {
   const tok::Tokenizer& tk = model->tokenizer();
   if (g.endpoint == Endpoint::Completions) {
     if (g.token_prompt) {
@@ -356,22 +518,38 @@ std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g) const {
                                 "prompt", "invalid_value");
       return g.prompt_tokens;
     }
+    if (plan) {  // the user's text stays plain; the think block is the engine's
+      auto ids = tk.encode(g.prompt, true, false);
+      const auto sfx = tk.encode(plan->prompt_suffix(), false, true);
+      ids.insert(ids.end(), sfx.begin(), sfx.end());
+      return ids;
+    }
     return tk.encode(g.prompt, true, false);  // user text: special-token spellings stay plain text
   }
+  if (bare_questions()) return tk.encode(prompt_text(g, plan), true, false);  // user text, as trained
   const auto& v = tk.vocab();
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  const std::string prompt = prompt_text(g);
+  const std::string prompt = prompt_text(g, plan);
   // Templates that spell out BOS themselves must not get a second one.
   const bool has_bos = v.bos >= 0 && !text_of(v.bos).empty() && prompt.rfind(text_of(v.bos), 0) == 0;
   return tk.encode(prompt, !has_bos, true);
 }
 
-std::string Server::Impl::prompt_text(const GenRequest& g) const {
-  if (g.endpoint == Endpoint::Completions) return g.prompt;
+std::string Server::Impl::prompt_text(const GenRequest& g, const reasoning::ReasoningPlan* plan) const {
+  if (g.endpoint == Endpoint::Completions) return g.prompt + (plan ? plan->prompt_suffix() : "");
+  if (bare_questions()) {
+    // The embedded model (no chat template) was trained on a bare question: the last user turn.
+    std::string q;
+    for (const auto& m : g.messages)
+      if (m.role == "user") q = m.content;
+    return q.empty() || q.back() == '\n' ? q : q + "\n";
+  }
   const tok::Tokenizer& tk = model->tokenizer();
   const auto& v = tk.vocab();
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  return tok::apply_chat_template(chat_format, g.messages, true, text_of(v.bos), text_of(v.eos));
+  return tok::apply_chat_template(chat_format, g.messages, true, text_of(v.bos), text_of(v.eos),
+                                  plan && plan->format == reasoning::FormatKind::GptOss ? plan->level_name() : "") +
+         (plan ? plan->prompt_suffix() : "");
 }
 
 void Server::Impl::handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint ep) {
@@ -386,7 +564,59 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     throw ApiError(404, "invalid_request_error", "The model '" + g.model + "' does not exist", "model", "model_not_found");
   const uint64_t tenant = tenant_salt(req);
   x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
-  if (!g.reasoning.empty()) {
+  // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
+  const reasoning::FormatKind kind = reasoning.kind;
+  if (g.reasoning.empty()) {
+    reasoning::PlanRequest pr{g.effort, g.enable_thinking, g.thinking_budget};
+    if (!g.reasoning_requested() && opt.reasoning_budget && ep == Endpoint::Chat) pr.budget = opt.reasoning_budget;
+    try {
+      x->plan = reasoning::plan(kind, pr, opt.effort_budgets);
+    } catch (const InputError& e) {
+      const char* param = g.effort ? "reasoning_effort" : g.thinking_budget ? "thinking_token_budget" : "chat_template_kwargs";
+      throw invalid_request(e.what(), param, "unsupported_value");
+    }
+    if (kind != reasoning::FormatKind::None && g.reasoning_requested() && g.token_prompt)
+      throw invalid_request("reasoning options need a text prompt (the engine writes the think block after it)",
+                            g.effort ? "reasoning_effort" : "prompt", "invalid_value");
+    if (g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope && !reasoning.difficulty)
+      throw invalid_request("reasoning_effort 'auto' needs a difficulty estimator for this model (reasoning format '" +
+                                std::string(reasoning::format_name(kind)) +
+                                "'): start the server with --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)",
+                            "reasoning_effort", "unsupported_value");
+    // A completion asked for no reasoning continues the raw text: no think block, no split, no count.
+    if (ep == Endpoint::Completions && !x->plan.requested) x->plan = reasoning::ReasoningPlan{};
+    // The embedded model's levels are its mode lines: the adaptive run carries them (and auto).
+    if (kind == reasoning::FormatKind::Kvscope && g.reasoning_requested() && !g.token_prompt)
+      g.reasoning = g.effort == Effort::Auto ? "auto" : std::string(mode_name(x->plan.mode));
+  } else if (kind == reasoning::FormatKind::Kvscope) {
+    if (g.reasoning != "auto") x->plan = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, *parse_mode(g.reasoning)));
+    x->plan.requested = true;
+  }
+  // auto on a format other than the embedded model's: the adaptive run chooses among its efforts.
+  const bool think_auto = g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope;
+  if (think_auto) {
+    ReasoningRun::FormatHooks hooks;
+    hooks.kind = kind;
+    hooks.question_tokens = tokenize(g);  // the prompt before any think block: what the estimate pools
+    hooks.render = [this, gc = g, kind](Mode m) {
+      const auto pl = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), reasoning.budgets);
+      return tokenize(gc, &pl);
+    };
+    const auto& c = reasoning.controller;
+    const std::string key = "effort=auto;format=" + std::string(reasoning::format_name(kind)) +
+                            ";fast=" + std::to_string(c.fast_at_most) + ";slow=" + std::to_string(c.slow_above) +
+                            ";conf=" + std::to_string(c.min_confidence) + ";temp=" + std::to_string(g.sampling.temperature) +
+                            ";max=" + std::to_string(g.max_tokens) + ";endpoint=" + endpoint_name(ep);
+    x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, "auto", prompt_text(g), x->salt, key, nullptr, hooks);
+    x->prompt = x->rr->prompt();
+    x->plan = x->rr->attempt_plan();
+    metrics.reasoning_started[0].fetch_add(1, std::memory_order_relaxed);
+  }
+  x->split_output = ep == Endpoint::Chat && x->plan.format != reasoning::FormatKind::None;
+  if (x->split_output) x->split = x->fresh_splitter();
+  if (x->plan.format != reasoning::FormatKind::None) x->tracker.emplace(x->plan);
+  if (think_auto) {
+  } else if (!g.reasoning.empty()) {
     // Chat: the last user message is the question; the reasoning text (question + mode line) takes
     // its place and the chat template renders the conversation around it.
     std::string question;
@@ -421,7 +651,8 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     for (int i = 0; i < 4; ++i)
       if (g.reasoning == modes[i]) metrics.reasoning_started[i].fetch_add(1, std::memory_order_relaxed);
   } else {
-    x->prompt = tokenize(g);
+    const bool with_plan = x->plan.format != reasoning::FormatKind::None && (ep == Endpoint::Chat || x->plan.requested);
+    x->prompt = tokenize(g, with_plan ? &x->plan : nullptr);
   }
   const int n_prompt = static_cast<int>(x->prompt.size());
   const int limit = engine->max_seq_tokens();
@@ -453,7 +684,8 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   r.sampling = g.sampling;
   x->max_tokens = max_tokens;
   x->limit = limit;
-  r.max_tokens = x->rr ? std::min(max_tokens, reasoning.controller.cap(x->rr->mode())) : max_tokens;
+  // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
+  r.max_tokens = x->attempt_tokens();
   r.cache_salt = x->salt;
   // Sessions are per tenant: the same id under another key is another session.
   if (!g.session_id.empty()) r.session_id = session_key(tenant, g.session_id);

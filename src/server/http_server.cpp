@@ -140,6 +140,16 @@ void Server::Impl::setup_reasoning(const Model& m) {
   rc.controller.validate();
   rc.format = opt.reasoning_format;
   rc.fingerprint = model_fingerprint(m);
+  rc.budgets = opt.effort_budgets;
+  if (opt.reasoning_format_name.empty()) {
+    rc.kind = reasoning::detect_format(m);
+  } else {
+    const auto k = reasoning::parse_format(opt.reasoning_format_name);
+    if (!k)
+      throw InputError("unknown reasoning format '" + opt.reasoning_format_name +
+                       "' (known: none, think, qwen3, deepseek-r1, gpt-oss, kvscope)");
+    rc.kind = *k;
+  }
   std::string path = opt.difficulty_path;
   const bool given = !path.empty();
   if (!given) path = reasoning::sibling_difficulty_path(opt.model_path);
@@ -332,6 +342,7 @@ void Server::Impl::setup_routes() {
                 {"kvscope",
                  {{"n_ctx", engine->max_seq_tokens()},
                   {"chat_template", tok::chat_format_name(chat_format)},
+                  {"reasoning_format", std::string(reasoning::format_name(reasoning.kind))},
                   {"kv_types", metrics.kv_types},
                   {"kv_bytes_per_token", engine->stats().bytes_per_token}}}};
   };

@@ -252,13 +252,46 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   if (!g.reasoning.empty() && g.token_prompt)
     throw invalid_request("'reasoning' needs a text prompt (the mode line is added to the text)", "reasoning",
                           "invalid_value");
+  if (const json* re = f.get("reasoning_effort")) {
+    if (!re->is_string()) throw invalid_request("'reasoning_effort' must be a string", "reasoning_effort", "invalid_type");
+    g.effort = parse_effort(re->get<std::string>());
+    if (!g.effort)
+      throw invalid_request("'reasoning_effort' must be one of none, minimal, low, medium, high, auto (got '" +
+                                re->get<std::string>() + "')",
+                            "reasoning_effort", "invalid_value");
+  }
+  if (const json* kw = f.get("chat_template_kwargs")) {
+    if (!kw->is_object()) throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs", "invalid_type");
+    if (const auto it = kw->find("enable_thinking"); it != kw->end() && !it->is_null()) {
+      if (!it->is_boolean())
+        throw invalid_request("'chat_template_kwargs.enable_thinking' must be a boolean", "chat_template_kwargs", "invalid_type");
+      g.enable_thinking = it->get<bool>();
+    }
+  }
+  for (const char* k : {"thinking_token_budget", "reasoning_budget"}) {
+    if (!f.has(k)) continue;
+    if (g.thinking_budget)
+      throw invalid_request("give one of 'thinking_token_budget' and 'reasoning_budget'", k, "invalid_value");
+    const int64_t b = f.integer(k, -1, INT64_MIN, INT32_MAX);
+    if (b < -1)
+      throw invalid_request(std::string("'") + k + "' must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
+                                std::to_string(b) + ")",
+                            k, "invalid_value");
+    g.thinking_budget = static_cast<int>(b);
+  }
+  if (!g.reasoning.empty() && g.reasoning_requested())
+    throw invalid_request("'reasoning' (kvscope's fast|mixed|slow|auto) cannot be combined with reasoning_effort, "
+                          "enable_thinking or a thinking budget",
+                          "reasoning", "invalid_value");
   if (!tok::is_valid_utf8(g.session_id) || g.session_id.size() > 256)
     throw invalid_request("'session_id' must be valid UTF-8 of at most 256 bytes", "session_id", "invalid_value");
   return g;
 }
 
 json Usage::to_json() const {
-  return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
+  json j = {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
+  if (reasoning_tokens >= 0) j["completion_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
+  return j;
 }
 
 json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_offset0) {
@@ -291,12 +324,15 @@ json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_
 }
 
 json completion_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext) {
+                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext,
+                     const json* reasoning) {
   json choice;
   json j;
   if (e == Endpoint::Chat) {
+    json msg = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
+    if (reasoning) msg["reasoning_content"] = *reasoning;
     choice = {{"index", 0},
-              {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
+              {"message", msg},
               {"logprobs", logprobs},
               {"finish_reason", finish_reason}};
     j = {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model}};
@@ -312,14 +348,16 @@ json completion_body(Endpoint e, const std::string& id, int64_t created, const s
 }
 
 json chunk_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext) {
+                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext,
+                const std::string& reasoning) {
   const json fr = finish_reason.empty() ? json(nullptr) : json(finish_reason);
   json choice;
   json j;
   if (e == Endpoint::Chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
-    if (first || !text.empty() || finish_reason.empty()) delta["content"] = text;
+    if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+    else if (first || !text.empty() || finish_reason.empty()) delta["content"] = text;
     choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", fr}};
     j = {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model}};
   } else {

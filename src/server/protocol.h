@@ -3,10 +3,12 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/mode.h"
 #include "sampling/sampler.h"
 #include "tokenizer/chat_template.h"
 
@@ -43,6 +45,11 @@ struct GenRequest {
   int logprobs = -1;                     // top alternatives per token; -1: no logprobs
   std::string session_id, cache_salt;
   std::string reasoning;                 // "" (as prompted) | auto | fast | mixed | slow
+  // Reasoning as the ecosystem asks for it (reasoning/format.h maps them onto the model's format).
+  std::optional<Effort> effort;          // reasoning_effort
+  std::optional<bool> enable_thinking;   // chat_template_kwargs.enable_thinking
+  std::optional<int> thinking_budget;    // thinking_token_budget (vLLM) or reasoning_budget (llama.cpp)
+  bool reasoning_requested() const { return effort || enable_thinking || thinking_budget; }
 };
 
 // Parses and validates a request body (already known to be valid UTF-8 JSON). Throws ApiError.
@@ -57,16 +64,21 @@ struct TokenLogprob {
 
 struct Usage {
   int prompt_tokens = 0, completion_tokens = 0;
+  int reasoning_tokens = -1;  // completion_tokens_details.reasoning_tokens (-1: not reported)
   json to_json() const;
 };
 
 // Response bodies. `ext` is the kvscope extension object (omitted when null).
 json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_offset0);
+// reasoning: the chat message's reasoning_content (a string or null; no pointer: the field is left out).
 json completion_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext);
-// One stream chunk; finish_reason "" gives null. For chat, `first` sends the role.
+                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext,
+                     const json* reasoning = nullptr);
+// One stream chunk; finish_reason "" gives null. For chat, `first` sends the role; reasoning text
+// goes to delta.reasoning_content (a chunk carries reasoning or content).
 json chunk_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext);
+                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext,
+                const std::string& reasoning = "");
 // The usage-only chunk of stream_options.include_usage (choices empty).
 json usage_chunk(Endpoint e, const std::string& id, int64_t created, const std::string& model, const Usage& usage,
                  const json& ext);

@@ -11,13 +11,22 @@ using reasoning::Controller;
 using reasoning::Mode;
 
 ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
-                           uint64_t cache_salt, const std::string& params_key, Render render)
-    : rc_(rc), engine_(engine), question_(question), render_(std::move(render)) {
+                           uint64_t cache_salt, const std::string& params_key, Render render, FormatHooks hooks)
+    : rc_(rc), engine_(engine), question_(question), render_(std::move(render)), hooks_(std::move(hooks)) {
   const auto& tk = engine.model().tokenizer();
+  kv_format_ = hooks_.kind == reasoning::FormatKind::Kvscope;
   if (!render_) render_ = [&tk](const std::string& text) { return tk.encode(text, true, false); };
-  question_tokens_ = tk.encode(question, true, false);
-  cue_ = tk.encode(rc.format.answer_cue, false, false);
-  for (int32_t t : cue_) cue_text_ += tk.token_to_piece(t);
+  question_tokens_ = kv_format_ ? tk.encode(question, true, false) : hooks_.question_tokens;
+  if (kv_format_) {
+    cue_ = tk.encode(rc.format.answer_cue, false, false);
+    for (int32_t t : cue_) cue_text_ += tk.token_to_piece(t);
+    detect_ = cue_text_;
+    if (const size_t b = detect_.find_first_not_of(' '); b != std::string::npos) detect_.erase(0, b);
+  } else {
+    cue_text_ = reasoning::plan_for_effort(hooks_.kind, Effort::High).cut_text();
+    cue_ = tk.encode(cue_text_, false, true);
+    detect_ = "</think>";
+  }
   auto_ = requested == "auto";
   if (!auto_) {
     mode_ = *reasoning::parse_mode(requested);  // validated by the protocol parser
@@ -66,7 +75,7 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
       ctl_ = std::make_unique<Controller>(std::move(ctl));
     if (rc.controller.retry_below > 0) answer_stats_ = std::make_shared<AnswerStats>();
   }
-  prompt_ = render_(rc.format.prompt(question_, mode_));
+  prompt_ = render_mode(mode_);
 }
 
 ReasoningRun::~ReasoningRun() {
@@ -105,8 +114,7 @@ void ReasoningRun::attach(Request& r) {
   auto inner = std::move(r.on_token);
   auto w = watch_;
   const tok::Tokenizer* tk = &engine_.model().tokenizer();
-  std::string cue = cue_text_;
-  if (const size_t b = cue.find_first_not_of(' '); b != std::string::npos) cue.erase(0, b);
+  std::string cue = detect_;
   // The last few characters of the attempt's text, to notice the model writing the answer cue.
   auto* analyzer = rc_.analyzer.get();  // outlives requests (torn down after the engine stops)
   r.on_token = [inner = std::move(inner), w, analyzer, tk, cue, tail = std::string()](const TokenEvent& e) mutable {
@@ -144,7 +152,7 @@ std::vector<int32_t> ReasoningRun::next(Switch s, const std::vector<int32_t>& ge
     std::lock_guard<std::mutex> lk(watch_->mu);
     mode_ = watch_->ctl.mode();
   }
-  prompt_ = render_(rc_.format.prompt(question_, mode_));
+  prompt_ = render_mode(mode_);
   watch_->resume();
   return prompt_;
 }
@@ -175,7 +183,7 @@ bool ReasoningRun::retry_after_answer(int generated, bool can_restart, int limit
     }
     if (!ctl->check_answer(generated, answer_confidence_)) return false;
     to = ctl->mode();
-    retry_prompt = render_(rc_.format.prompt(question_, to));
+    retry_prompt = render_mode(to);
     const char* refused = !can_restart ? "the stream already sent text"
                           : static_cast<int>(retry_prompt.size()) + 1 >= limit ? "the slower mode's prompt does not fit the context"
                                                                              : nullptr;
@@ -193,18 +201,40 @@ bool ReasoningRun::retry_after_answer(int generated, bool can_restart, int limit
   return true;
 }
 
-int ReasoningRun::answer_max_tokens() const { return rc_.format.answer_max_tokens; }
+std::vector<int32_t> ReasoningRun::render_mode(Mode m) const {
+  return kv_format_ ? render_(rc_.format.prompt(question_, m)) : hooks_.render(m);
+}
+
+reasoning::ReasoningPlan ReasoningRun::attempt_plan() const {
+  if (kv_format_) {
+    auto p = reasoning::plan_for_effort(reasoning::FormatKind::Kvscope,
+                                        reasoning::effort_for_mode(reasoning::FormatKind::Kvscope, mode_));
+    p.requested = true;
+    return p;
+  }
+  auto p = reasoning::plan_for_effort(hooks_.kind, reasoning::effort_for_mode(hooks_.kind, mode_), rc_.budgets);
+  p.requested = true;
+  return p;
+}
+
+int ReasoningRun::attempt_cap(int remaining) const {
+  return kv_format_ ? std::min(remaining, rc_.controller.cap(mode_)) : remaining;
+}
+
+// A think format's answer after the cut runs on to EOS or max_tokens (the caller clamps it).
+int ReasoningRun::answer_max_tokens() const { return kv_format_ ? rc_.format.answer_max_tokens : 1 << 30; }
 
 const std::vector<uint8_t>* ReasoningRun::answer_start_allowed() const {
-  return rc_.format.numeric_answer ? &engine_.model().tokenizer().number_start_mask() : nullptr;
+  return kv_format_ && rc_.format.numeric_answer ? &engine_.model().tokenizer().number_start_mask() : nullptr;
 }
 
 const std::vector<uint8_t>* ReasoningRun::answer_continue_allowed() const {
-  return rc_.format.numeric_answer ? &engine_.model().tokenizer().number_continue_mask() : nullptr;
+  return kv_format_ && rc_.format.numeric_answer ? &engine_.model().tokenizer().number_continue_mask() : nullptr;
 }
 
 nlohmann::json ReasoningRun::report() const {
   nlohmann::json j = {{"mode", std::string(reasoning::mode_name(mode_))},
+                      {"effort", std::string(effort_name(reasoning::effort_for_mode(hooks_.kind, mode_)))},
                       {"requested", auto_ ? "auto" : std::string(reasoning::mode_name(choice_.mode))},
                       {"source", source_},
                       {"initial_mode", std::string(reasoning::mode_name(choice_.mode))},

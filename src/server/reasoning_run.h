@@ -23,11 +23,22 @@
 #include "reasoning/async_analyzer.h"
 #include "reasoning/controller.h"
 #include "reasoning/difficulty_features.h"
+#include "reasoning/format.h"
 #include "signals/coe_scores.h"
 
 namespace kvscope::server {
 
 struct ReasoningContext;  // the server's estimator, analyzer and decision cache (server_impl.h)
+
+// Other reasoning formats (think formats): the modes are efforts of the format; a mode's prompt
+// comes from `render` (the chat template with that effort's think block), the estimate pools
+// `question_tokens` (the prompt before its think block), and the cut is the format's close
+// ("</think>") after which the model answers freely.
+struct ReasoningFormatHooks {
+  reasoning::FormatKind kind = reasoning::FormatKind::Kvscope;
+  std::function<std::vector<int32_t>(reasoning::Mode)> render;
+  std::vector<int32_t> question_tokens;
+};
 
 class ReasoningRun {
  public:
@@ -37,8 +48,9 @@ class ReasoningRun {
   // render: the tokens of an attempt's prompt from its text (question + mode line); null encodes the
   // text as is (completions); chat requests render it with the model's chat template.
   using Render = std::function<std::vector<int32_t>(const std::string& text)>;
+  using FormatHooks = ReasoningFormatHooks;
   ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
-               uint64_t cache_salt, const std::string& params_key, Render render = nullptr);
+               uint64_t cache_salt, const std::string& params_key, Render render = nullptr, FormatHooks hooks = {});
   ~ReasoningRun();
 
   // The prompt of the current attempt (question + mode line).
@@ -65,6 +77,13 @@ class ReasoningRun {
   // The tokens that may go on with it (null: any), for Request::continue_allowed.
   const std::vector<uint8_t>* answer_continue_allowed() const;
   bool answering() const { return answering_; }
+  bool is_auto() const { return auto_; }
+  // The reasoning was closed outside the run (a thinking budget's cut): no more switches.
+  void answer_started() { answering_ = true; }
+  // The format's plan of the current attempt's mode (its think block and budget).
+  reasoning::ReasoningPlan attempt_plan() const;
+  // Tokens the attempt may generate in its mode: kvscope's mode cap; think formats: what is left.
+  int attempt_cap(int remaining) const;
   reasoning::Mode mode() const { return mode_; }
 
   // The "reasoning" member of the kvscope extension object.
@@ -75,6 +94,10 @@ class ReasoningRun {
   Engine& engine_;
   std::string question_;
   Render render_;
+  FormatHooks hooks_;
+  bool kv_format_ = true;
+  std::string detect_;  // the text that shows the model began its answer itself
+  std::vector<int32_t> render_mode(reasoning::Mode m) const;
   bool auto_ = false, answering_ = false;
   std::string source_;  // requested | cache | estimate
   reasoning::Mode mode_ = reasoning::Mode::Slow;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/controller.h"
 #include "reasoning/decision_cache.h"
+#include "reasoning/format.h"
 
 namespace kvscope::server {
 
@@ -40,6 +42,11 @@ struct ServerOptions {
   reasoning::ControllerConfig controller;
   reasoning::ReasoningFormat reasoning_format;
   reasoning::DecisionCacheOptions decision_cache;  // redis_url "" keeps decisions in memory only
+  // The model's reasoning format (reasoning/format.h): "" detects it, a name overrides it.
+  std::string reasoning_format_name;
+  reasoning::EffortBudgets effort_budgets;  // thinking budgets of reasoning_effort low and medium
+  // --reasoning-budget: the thinking budget of requests that ask for none (-1 unbounded, 0 no thinking).
+  std::optional<int> reasoning_budget;
   // kvscope.signals (KV-CoE, MaxProb, perplexity, entropy) on every completion; false removes them
   // and their cost (no tap, no logits statistics).
   bool signals = true;

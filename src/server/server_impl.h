@@ -34,6 +34,8 @@ struct ReasoningContext {
   std::unique_ptr<reasoning::DecisionCache> cache;
   std::unique_ptr<reasoning::AsyncAnalyzer> analyzer;     // null: no re-estimation
   uint64_t fingerprint = 0;
+  reasoning::FormatKind kind = reasoning::FormatKind::None;  // the model's reasoning format
+  reasoning::EffortBudgets budgets;
 };
 
 struct Server::Impl {
@@ -81,9 +83,12 @@ struct Server::Impl {
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
   // POST /v1/responses (responses_http.cpp): runs the chat path and translates its output.
   void handle_responses(const httplib::Request& req, httplib::Response& res);
-  std::vector<int32_t> tokenize(const GenRequest& g) const;
+  // plan: a reasoning plan whose think block (or gpt-oss level) the prompt carries (null: none).
+  std::vector<int32_t> tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan = nullptr) const;
   // The prompt as text (completions text prompt, or the rendered chat), for reasoning's mode line.
-  std::string prompt_text(const GenRequest& g) const;
+  std::string prompt_text(const GenRequest& g, const reasoning::ReasoningPlan* plan = nullptr) const;
+  // Chat on the kvscope format without a chat template: the model takes the bare question.
+  bool bare_questions() const { return reasoning.kind == reasoning::FormatKind::Kvscope && model->chat_template().empty(); }
   // /v1/sessions (sessions.cpp). The engine's session id and the file of a tenant's session.
   std::string session_key(uint64_t tenant, const std::string& id) const;
   std::string session_path(uint64_t tenant, const std::string& id) const;

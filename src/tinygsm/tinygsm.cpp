@@ -648,6 +648,8 @@ std::string to_json(const Item& item) {
   j["seed"] = item.seed;
   j["index"] = item.index;
   j["question"] = item.question;
+  // eval --data / train-difficulty --data read this form: the user turn as the model is prompted.
+  j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", "Question: " + numbered_question(item)}}});
   j["sentences"] = item.sentences;
   j["final_question"] = item.final_question;
   j["reasoning"] = item.reasoning;

@@ -19,6 +19,8 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 ChatFormat detect_chat_format(const std::string& t) {
+  if (has(t, "<|channel|>") && has(t, "<|start|>")) return ChatFormat::Harmony;
+  if (has(t, "\xef\xbd\x9c" "User\xef\xbd\x9c")) return ChatFormat::DeepSeek;  // <｜User｜>
   if (has(t, "<|im_start|>")) return ChatFormat::ChatML;
   if (has(t, "<|start_header_id|>") && has(t, "<|end_header_id|>")) return ChatFormat::Llama3;
   if (t.rfind("mistral", 0) == 0 || has(t, "[INST]")) {
@@ -43,7 +45,10 @@ ChatFormat chat_format_from_name(const std::string& name) {
   if (name == "zephyr") return ChatFormat::Zephyr;
   if (name == "gemma") return ChatFormat::Gemma;
   if (name == "phi3") return ChatFormat::Phi3;
-  throw InputError("unknown chat format '" + name + "' (known: llama2, llama3, chatml, mistral, zephyr, gemma, phi3)");
+  if (name == "deepseek") return ChatFormat::DeepSeek;
+  if (name == "harmony") return ChatFormat::Harmony;
+  throw InputError("unknown chat format '" + name +
+                   "' (known: llama2, llama3, chatml, mistral, zephyr, gemma, phi3, deepseek, harmony)");
 }
 
 const char* chat_format_name(ChatFormat f) {
@@ -55,12 +60,15 @@ const char* chat_format_name(ChatFormat f) {
     case ChatFormat::Zephyr: return "zephyr";
     case ChatFormat::Gemma: return "gemma";
     case ChatFormat::Phi3: return "phi3";
+    case ChatFormat::DeepSeek: return "deepseek";
+    case ChatFormat::Harmony: return "harmony";
   }
   return "?";
 }
 
 std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
-                                const std::string& bos_text, const std::string& eos_text) {
+                                const std::string& bos_text, const std::string& eos_text,
+                                const std::string& reasoning_level) {
   for (const auto& m : msgs)
     if (m.role != "system" && m.role != "user" && m.role != "assistant")
       throw InputError("unknown chat role '" + m.role + "' (expected system, user or assistant)");
@@ -140,6 +148,30 @@ std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& ms
       for (const auto& m : msgs) out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
       if (add_generation_prompt) out += "<|assistant|>\n";
       break;
+    case ChatFormat::DeepSeek: {
+      // {system}<｜User｜>{user}<｜Assistant｜>{assistant}<｜end▁of▁sentence｜>
+      const std::string user = "\xef\xbd\x9c" "User\xef\xbd\x9c", asst = "\xef\xbd\x9c" "Assistant\xef\xbd\x9c";
+      for (const auto& m : msgs) {
+        if (m.role == "system") out += m.content;
+        else if (m.role == "user") out += "<" + user + ">" + m.content;
+        else out += "<" + asst + ">" + m.content + eos;
+      }
+      if (add_generation_prompt) out += "<" + asst + ">";
+      break;
+    }
+    case ChatFormat::Harmony: {
+      // gpt-oss: the system message carries the reasoning level; the caller's system text is the
+      // developer's instructions; the assistant's earlier answers are final-channel messages.
+      out += "<|start|>system<|message|>Reasoning: " + (reasoning_level.empty() ? std::string("medium") : reasoning_level) +
+             "\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>";
+      for (const auto& m : msgs) {
+        if (m.role == "system") out += "<|start|>developer<|message|># Instructions\n\n" + m.content + "<|end|>";
+        else if (m.role == "user") out += "<|start|>user<|message|>" + m.content + "<|end|>";
+        else out += "<|start|>assistant<|channel|>final<|message|>" + m.content + "<|end|>";
+      }
+      if (add_generation_prompt) out += "<|start|>assistant";
+      break;
+    }
   }
   return out;
 }

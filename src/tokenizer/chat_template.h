@@ -10,17 +10,21 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFormat { Llama2, Llama3, ChatML, Mistral, Zephyr, Gemma, Phi3 };
+enum class ChatFormat { Llama2, Llama3, ChatML, Mistral, Zephyr, Gemma, Phi3, DeepSeek, Harmony };
 
 // Identifies the family from a Jinja template's text; throws InputError("unknown chat template: ...")
 // quoting the start of the template when no family matches.
 ChatFormat detect_chat_format(const std::string& jinja_template);
-ChatFormat chat_format_from_name(const std::string& name);  // "llama2","llama3","chatml","mistral","zephyr","gemma","phi3"
+// "llama2","llama3","chatml","mistral","zephyr","gemma","phi3","deepseek" (DeepSeek-V3/R1),
+// "harmony" (gpt-oss)
+ChatFormat chat_format_from_name(const std::string& name);
 const char* chat_format_name(ChatFormat f);
 
 // Renders messages to a prompt string (special tokens as text, to be encoded with parse_special).
-// add_generation_prompt appends the assistant header.
+// add_generation_prompt appends the assistant header. reasoning_level: harmony's "Reasoning:" line in
+// its system message (low|medium|high; "" = medium); other formats ignore it.
 std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
-                                const std::string& bos_text, const std::string& eos_text);
+                                const std::string& bos_text, const std::string& eos_text,
+                                const std::string& reasoning_level = "");
 
 }  // namespace kvscope::tok

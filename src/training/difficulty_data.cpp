@@ -88,4 +88,61 @@ std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinyg
   return out;
 }
 
+std::vector<ProblemRecord> collect_data(Context& ctx, const std::vector<DataItem>& items, FormatKind kind,
+                                        const ItemRender& render, const EffortBudgets& budgets, const CollectOptions& o) {
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  const bool kv_format = kind == FormatKind::Kvscope;
+  std::vector<ProblemRecord> out;
+  out.reserve(items.size());
+  int fast_fail = 0;
+  // The answer part of a response (kvscope: after "Answer:"; think formats: after </think>).
+  auto content_of = [&](const std::string& text, Mode m) {
+    const ReasoningPlan p = plan_for_effort(kind, effort_for_mode(kind, m), budgets);
+    const bool content_only = kind == FormatKind::None || (is_think_format(kind) && !p.thinking);
+    Splitter s(content_only ? FormatKind::None : kind, !content_only);
+    auto d = s.push(text);
+    const auto f = s.flush();
+    return d.content + f.content;
+  };
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& it = items[i];
+    std::string question;  // kvscope: the last user turn, which the mode line follows
+    for (const auto& m : it.messages)
+      if (m.role == "user") question = m.content;
+    ProblemRecord rec;
+    for (int m = 0; m < kClasses; ++m) {
+      const Mode mode = static_cast<Mode>(m);
+      AdaptiveOptions ao;
+      ao.forced = mode;
+      ao.max_tokens = o.max_tokens;
+      ao.controller.check_every = o.check_every;
+      ao.want_features = m == 0;
+      ao.kind = kind;
+      ao.budgets = budgets;
+      if (!kv_format) {
+        ao.question_tokens = render(it, nullptr);
+        ao.render = [&](Mode md) {
+          const auto p = plan_for_effort(kind, effort_for_mode(kind, md), budgets);
+          return render(it, &p);
+        };
+      }
+      std::vector<ProblemRecord::Checkpoint> cps;
+      if (o.checkpoints && mode != Mode::Fast)
+        ao.on_checkpoint = [&](int g, const std::vector<float>& f, const std::string& forced) {
+          cps.push_back({mode, g, f, check_answer(it, content_of(forced, mode))});
+        };
+      auto r = generate_adaptive(ctx, question, greedy, o.spec, nullptr, ao);
+      rec.correct[m] = check_answer(it, r.content);
+      rec.tokens[m] = r.generated_total;
+      if (m == 0) rec.features = std::move(r.initial_features);
+      for (auto& c : cps) rec.checkpoints.push_back(std::move(c));
+    }
+    fast_fail += !rec.correct[0];
+    out.push_back(std::move(rec));
+    if (o.progress) o.progress(static_cast<int>(i + 1), fast_fail);
+  }
+  return out;
+}
+
 }  // namespace kvscope::reasoning

@@ -8,6 +8,7 @@
 
 #include "engine/context.h"
 #include "reasoning/adaptive_generate.h"
+#include "reasoning/dataset.h"
 #include "tinygsm/tinygsm.h"
 
 namespace kvscope::reasoning {
@@ -47,6 +48,14 @@ struct CollectOptions {
 
 std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinygsm::Item>& items,
                                            const CollectOptions& o);
+
+// Any dataset (eval/train-difficulty --data) on any reasoning format: each item at the format's
+// three efforts (the controller's modes), right when the response's answer part passes
+// check_answer; the check points probe the answer forced there. render(item, plan): the item's
+// prompt with the plan's think block or mode line; with null, the prompt the estimator pools.
+using ItemRender = std::function<std::vector<int32_t>(const DataItem&, const ReasoningPlan*)>;
+std::vector<ProblemRecord> collect_data(Context& ctx, const std::vector<DataItem>& items, FormatKind kind,
+                                        const ItemRender& render, const EffortBudgets& budgets, const CollectOptions& o);
 
 // The question part of a tinygsm prompt (everything before the mode line).
 std::string tinygsm_question(const tinygsm::Item& item);

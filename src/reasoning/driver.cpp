@@ -1,0 +1,51 @@
+#include "reasoning/driver.h"
+
+namespace kvscope::reasoning {
+
+Splitter response_splitter(const ReasoningPlan& plan) {
+  const bool content_only = plan.format == FormatKind::None || (is_think_format(plan.format) && !plan.thinking);
+  return content_only ? Splitter(FormatKind::None, false) : Splitter(plan.format, true);
+}
+
+void Driver::restart(const ReasoningPlan& plan) {
+  plan_ = plan;
+  split_ = response_splitter(plan);
+  reasoning_.clear();
+  content_.clear();
+  fresh_ = {};
+  attempt_reasoning_ = 0;
+  cut_ = budget_cut_ = false;
+}
+
+void Driver::show(const Splitter::Delta& d) {
+  reasoning_ += d.reasoning;
+  content_ += d.content;
+  fresh_.reasoning += d.reasoning;
+  fresh_.content += d.content;
+}
+
+bool Driver::needs_cut() const {
+  return !cut_ && plan_.budget >= 0 && attempt_reasoning_ >= plan_.budget && split_.in_reasoning();
+}
+
+Driver::Action Driver::on_token(const std::string& piece) {
+  if (split_.in_reasoning()) ++reasoning_tokens_, ++attempt_reasoning_;
+  show(split_.push(piece));
+  return needs_cut() ? Action::Cut : Action::Continue;
+}
+
+void Driver::on_cut(const std::string& text) {
+  budget_cut_ = budget_cut_ || needs_cut();
+  cut_ = true;
+  show(split_.push(text));
+}
+
+void Driver::finish() { show(split_.flush()); }
+
+Splitter::Delta Driver::take() {
+  Splitter::Delta d = std::move(fresh_);
+  fresh_ = {};
+  return d;
+}
+
+}  // namespace kvscope::reasoning

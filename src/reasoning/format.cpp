@@ -1,0 +1,268 @@
+#include "reasoning/format.h"
+
+#include <algorithm>
+
+#include "model/model.h"
+#include "util/error.h"
+
+namespace kvscope::reasoning {
+
+namespace {
+
+bool has(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool has_token(const tok::Tokenizer& tk, const std::string& text) {
+  const auto& toks = tk.vocab().tokens;
+  return std::find(toks.begin(), toks.end(), text) != toks.end();
+}
+
+// gpt-oss's channel markers around the analysis (reasoning) and the final answer.
+constexpr const char* kHarmonyAnalysis = "<|channel|>analysis<|message|>";
+constexpr const char* kHarmonyEnd = "<|end|>";
+constexpr const char* kHarmonyFinal = "<|start|>assistant<|channel|>final<|message|>";
+
+}  // namespace
+
+std::string_view format_name(FormatKind f) {
+  switch (f) {
+    case FormatKind::None: return "none";
+    case FormatKind::Think: return "think";
+    case FormatKind::Qwen3: return "qwen3";
+    case FormatKind::DeepSeekR1: return "deepseek-r1";
+    case FormatKind::GptOss: return "gpt-oss";
+    case FormatKind::Kvscope: return "kvscope";
+  }
+  return "none";
+}
+
+std::optional<FormatKind> parse_format(std::string_view s) {
+  for (FormatKind f : {FormatKind::None, FormatKind::Think, FormatKind::Qwen3, FormatKind::DeepSeekR1, FormatKind::GptOss,
+                       FormatKind::Kvscope})
+    if (s == format_name(f)) return f;
+  if (s == "deepseek") return FormatKind::DeepSeekR1;
+  return std::nullopt;
+}
+
+FormatKind detect_format(const std::string& t, const tok::Tokenizer& tk, const std::string& name) {
+  // The embedded model (and models trained like it) has no template; its name says what it is.
+  if (starts_with(name, "kvscope-reasoner")) return FormatKind::Kvscope;
+  if (has(t, "<|channel|>") || (has(t, "reasoning_effort") && has(t, "Reasoning:"))) return FormatKind::GptOss;
+  if (has(t, "enable_thinking")) return FormatKind::Qwen3;
+  const bool think_tokens = has_token(tk, "<think>") && has_token(tk, "</think>");
+  // A template that never mentions a think block belongs to a model that does not think (Qwen3's
+  // instruct-only releases keep <think> in the vocabulary); without a template the vocabulary decides.
+  const bool think = has(t, "<think>") || has(t, "</think>") || (t.empty() && think_tokens);
+  if (!think) return FormatKind::None;
+  if (has(t, "\xef\xbd\x9c" "Assistant\xef\xbd\x9c")) return FormatKind::DeepSeekR1;  // <｜Assistant｜>
+  return FormatKind::Think;
+}
+
+FormatKind detect_format(const Model& m) {
+  return detect_format(m.chat_template(), m.tokenizer(), m.file().get_string("general.name", ""));
+}
+
+Effort effort_for_mode(FormatKind f, Mode m) {
+  if (is_think_format(f)) return m == Mode::Fast ? Effort::None : m == Mode::Mixed ? Effort::Medium : Effort::High;
+  return m == Mode::Fast ? Effort::Low : m == Mode::Mixed ? Effort::Medium : Effort::High;
+}
+
+Mode mode_for_effort(FormatKind, Effort e) {
+  switch (e) {
+    case Effort::Medium: return Mode::Mixed;
+    case Effort::High:
+    case Effort::Auto: return Mode::Slow;
+    default: return Mode::Fast;
+  }
+}
+
+ReasoningPlan plan_for_effort(FormatKind f, Effort e, const EffortBudgets& b, std::optional<int> budget) {
+  ReasoningPlan p;
+  p.format = f;
+  p.effort = e == Effort::Auto ? Effort::High : e;
+  p.mode = mode_for_effort(f, p.effort);
+  if (f == FormatKind::None) return p;
+  if (is_think_format(f)) {
+    p.thinking = p.effort >= Effort::Low;
+    p.budget = p.effort == Effort::Low ? b.low : p.effort == Effort::Medium ? b.medium : -1;
+  } else {
+    p.thinking = true;  // kvscope and gpt-oss always reason before they answer; the level sets how much
+  }
+  if (budget) {
+    if (*budget == 0) {  // no thinking at all
+      if (is_think_format(f)) p.thinking = false;
+      else p.mode = Mode::Fast, p.effort = effort_for_mode(f, Mode::Fast);
+      p.budget = -1;
+    } else if (p.thinking) {
+      p.budget = *budget;
+    }
+  }
+  if (!p.thinking) p.budget = -1;
+  return p;
+}
+
+ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b) {
+  const std::string fmt = "the model's reasoning format is '" + std::string(format_name(f)) + "'";
+  if (r.budget && *r.budget < -1)
+    throw InputError("reasoning budget must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
+                     std::to_string(*r.budget) + ")");
+  const bool requested = r.effort || r.enable_thinking || r.budget;
+  if (f == FormatKind::None) {
+    if (r.effort && *r.effort != Effort::None && *r.effort != Effort::Minimal)
+      throw InputError("reasoning effort '" + std::string(effort_name(*r.effort)) + "' cannot be expressed: " + fmt +
+                       " (no think block or effort levels; start with --reasoning-format to choose one)");
+    if (r.enable_thinking.value_or(false))
+      throw InputError("enable_thinking cannot be honoured: " + fmt + " (no think block)");
+    if (r.budget && *r.budget > 0)
+      throw InputError("a thinking budget cannot be honoured: " + fmt + " (no think block)");
+    ReasoningPlan p;
+    p.requested = requested;
+    return p;
+  }
+  Effort e;
+  if (r.effort && *r.effort != Effort::Auto) {
+    e = *r.effort;
+    const bool off = e == Effort::None || e == Effort::Minimal;
+    if (is_think_format(f) && r.enable_thinking && *r.enable_thinking == off)
+      throw InputError("reasoning effort '" + std::string(effort_name(e)) + "' contradicts enable_thinking " +
+                       (*r.enable_thinking ? "true" : "false"));
+  } else if (r.enable_thinking && !*r.enable_thinking) {
+    e = Effort::None;
+  } else if (r.budget) {
+    e = *r.budget == 0 ? Effort::None : Effort::High;
+  } else {
+    // As the model does by default: think formats think without a bound, gpt-oss's default level is
+    // medium, kvscope writes its own mode line.
+    e = f == FormatKind::GptOss ? Effort::Medium : Effort::High;
+  }
+  ReasoningPlan p = plan_for_effort(f, e, b, r.budget);
+  p.requested = requested;
+  return p;
+}
+
+std::string ReasoningPlan::prompt_suffix() const {
+  if (!is_think_format(format)) return "";
+  return thinking ? "<think>\n" : "<think>\n\n</think>\n\n";
+}
+
+std::string ReasoningPlan::cut_text() const {
+  if (is_think_format(format)) return "\n</think>\n\n";
+  if (format == FormatKind::Kvscope) return "Answer:";
+  if (format == FormatKind::GptOss) return std::string(kHarmonyEnd) + kHarmonyFinal;
+  return "";
+}
+
+std::string ReasoningPlan::system_line() const {
+  if (format != FormatKind::GptOss) return "";
+  return "Reasoning: " + level_name();
+}
+
+std::string ReasoningPlan::level_name() const {
+  if (format == FormatKind::Kvscope) return std::string(mode_name(mode));
+  if (format == FormatKind::GptOss) return mode == Mode::Fast ? "low" : mode == Mode::Mixed ? "medium" : "high";
+  return std::string(effort_name(effort));
+}
+
+Splitter::Splitter(FormatKind f, bool open) : kind_(f) {
+  switch (f) {
+    case FormatKind::None: state_ = State::Content; return;
+    case FormatKind::Kvscope: close_ = "Answer:"; break;
+    case FormatKind::GptOss:
+      open_ = kHarmonyAnalysis;
+      close_ = kHarmonyEnd;
+      break;
+    default:
+      open_ = "<think>";
+      close_ = "</think>";
+  }
+  state_ = open || !is_think_format(f) ? State::Reasoning : State::Start;
+}
+
+void Splitter::step(Delta& d, bool final) {
+  for (;;) {
+    switch (state_) {
+      case State::Start: {
+        // A think format without a prefilled block: the model opens it itself or answers directly.
+        const size_t b = held_.find_first_not_of(" \t\r\n");
+        if (b == std::string::npos) {
+          if (final) held_.clear();
+          return;
+        }
+        std::string_view s(held_);
+        s.remove_prefix(b);
+        if (starts_with(s, open_)) {
+          held_.erase(0, b + open_.size());
+          fresh_ = false;
+          state_ = State::Reasoning;
+          continue;
+        }
+        if (!final && starts_with(open_, s)) return;
+        state_ = State::Content;
+        continue;
+      }
+      case State::Reasoning: {
+        if (fresh_ && !open_.empty()) {  // a model that opens the block the prompt already opened
+          if (starts_with(held_, open_)) {
+            held_.erase(0, open_.size());
+            fresh_ = false;
+            continue;
+          }
+          if (!final && starts_with(open_, held_)) return;
+          fresh_ = false;
+        }
+        fresh_ = false;
+        const size_t pos = held_.find(close_);
+        if (pos != std::string::npos) {
+          d.reasoning += held_.substr(0, pos);
+          held_.erase(0, pos + close_.size());
+          state_ = State::AfterClose;
+          continue;
+        }
+        size_t keep = 0;  // the longest tail that may still become the delimiter
+        if (!final)
+          for (size_t k = std::min(held_.size(), close_.size() - 1); k > 0; --k)
+            if (held_.compare(held_.size() - k, k, close_, 0, k) == 0) {
+              keep = k;
+              break;
+            }
+        d.reasoning += held_.substr(0, held_.size() - keep);
+        held_.erase(0, held_.size() - keep);
+        return;
+      }
+      case State::AfterClose: {
+        const size_t b = held_.find_first_not_of(" \t\r\n");
+        held_.erase(0, b == std::string::npos ? held_.size() : b);
+        if (kind_ == FormatKind::GptOss) {
+          const std::string hdr = kHarmonyFinal;
+          if (starts_with(held_, hdr)) {
+            held_.erase(0, hdr.size());
+          } else if (!final && starts_with(hdr, held_)) {
+            return;
+          }
+        }
+        if (held_.empty() && !final) return;
+        state_ = State::Content;
+        continue;
+      }
+      case State::Content:
+        d.content += held_;
+        held_.clear();
+        return;
+    }
+  }
+}
+
+Splitter::Delta Splitter::push(std::string_view text) {
+  Delta d;
+  held_.append(text);
+  step(d, false);
+  return d;
+}
+
+Splitter::Delta Splitter::flush() {
+  Delta d;
+  step(d, true);
+  return d;
+}
+
+}  // namespace kvscope::reasoning

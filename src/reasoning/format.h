@@ -1,0 +1,114 @@
+// Reasoning formats: how a model shows its thinking and how an effort level is put to it.
+//
+//   qwen3        think block, switched by the template's enable_thinking (off: an empty block)
+//   deepseek-r1  always thinks; "no thinking" is an empty think block prefilled
+//   think        any other model whose vocabulary or template has <think> ... </think>
+//   gpt-oss      effort levels in the system message ("Reasoning: low|medium|high"), analysis and
+//                final channels
+//   kvscope      the embedded model's private control line "Mode: fast|mixed|slow" and "Answer:" cue
+//   none         no reasoning format: the model answers as it is prompted
+//
+// The format is detected from the chat template, the vocabulary and the model's name, and can be
+// overridden (--reasoning-format). An effort maps onto a format (plan()): for think formats
+// none/minimal = no thinking, low/medium = thinking under a token budget (at the budget the engine
+// writes </think> itself and the model answers), high = unbounded; a format with levels of its own
+// uses them. The Splitter divides a response's text into reasoning and answer as it streams.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/mode.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvscope {
+class Model;
+}
+
+namespace kvscope::reasoning {
+
+enum class FormatKind { None, Think, Qwen3, DeepSeekR1, GptOss, Kvscope };
+
+std::string_view format_name(FormatKind f);                // none|think|qwen3|deepseek-r1|gpt-oss|kvscope
+std::optional<FormatKind> parse_format(std::string_view s);  // also accepts "deepseek"
+inline bool is_think_format(FormatKind f) {
+  return f == FormatKind::Think || f == FormatKind::Qwen3 || f == FormatKind::DeepSeekR1;
+}
+
+// From the chat template's text, the vocabulary (<think> and </think> tokens) and general.name.
+FormatKind detect_format(const std::string& chat_template, const tok::Tokenizer& tk, const std::string& model_name);
+FormatKind detect_format(const Model& m);
+
+// Thinking-token budgets of the budgeted efforts on think formats.
+struct EffortBudgets {
+  int low = 256, medium = 1024;
+};
+
+// What one request (or one attempt of an auto request) asks of the model.
+struct ReasoningPlan {
+  FormatKind format = FormatKind::None;
+  Effort effort = Effort::None;  // the effort this plan expresses (never Auto)
+  bool requested = false;        // an effort, a budget or enable_thinking was given (else: as the model does)
+  bool thinking = false;         // think formats: the think block is open; kvscope: always true
+  int budget = -1;               // reasoning tokens before the cut; -1: unbounded
+  Mode mode = Mode::Slow;        // kvscope: the mode line; gpt-oss: the level (fast=low, mixed=medium, slow=high)
+
+  // Text put after the rendered generation prompt: "<think>\n" (open) or an empty think block for
+  // think formats; "" for the others (kvscope's mode line goes after the question, gpt-oss's level
+  // into the system message).
+  std::string prompt_suffix() const;
+  // The text the engine writes when the budget is cut: "\n</think>\n\n", kvscope's "Answer:", or
+  // gpt-oss's switch to the final channel.
+  std::string cut_text() const;
+  // The system-message line of gpt-oss ("Reasoning: medium"), "" for other formats.
+  std::string system_line() const;
+  // The effort level the format shows ("low", "fast", ...), for reports.
+  std::string level_name() const;
+};
+
+// The options of one request. A given effort is checked against the format: an effort the model
+// cannot express (any but none/minimal on a model without a reasoning format), a negative budget
+// other than -1, or enable_thinking true on a model that cannot think throw InputError naming the
+// format.
+struct PlanRequest {
+  std::optional<Effort> effort;
+  std::optional<bool> enable_thinking;
+  std::optional<int> budget;  // thinking_token_budget / reasoning_budget: -1 unbounded, 0 no thinking
+};
+ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b = {});
+// The plan of a concrete effort (auto's decision, an upgrade), keeping an explicit budget.
+ReasoningPlan plan_for_effort(FormatKind f, Effort e, const EffortBudgets& b = {}, std::optional<int> budget = std::nullopt);
+
+// The difficulty controller's modes as efforts of a format: think formats fast = none (answer
+// directly), mixed = medium, slow = high; kvscope and gpt-oss use their own three levels.
+Effort effort_for_mode(FormatKind f, Mode m);
+Mode mode_for_effort(FormatKind f, Effort e);
+
+// Divides streamed response text into reasoning and answer. Partial delimiters are held back
+// until they are decided, so a stream never shows half a "</think>".
+class Splitter {
+ public:
+  // open: the response starts inside the reasoning (a think block opened by the prompt; kvscope
+  // and gpt-oss always). Not open: a think format whose model may write <think> itself.
+  Splitter(FormatKind f, bool open);
+  struct Delta {
+    std::string reasoning, content;
+  };
+  Delta push(std::string_view text);
+  Delta flush();  // at the end: what was held back
+  // The next text is reasoning (use before push to count a token as a reasoning token).
+  bool in_reasoning() const { return state_ == State::Reasoning || state_ == State::Start; }
+  bool answered() const { return state_ == State::Content || state_ == State::AfterClose; }
+  bool active() const { return kind_ != FormatKind::None; }
+
+ private:
+  enum class State { Start, Reasoning, AfterClose, Content };
+  FormatKind kind_;
+  State state_;
+  bool fresh_ = true;  // nothing of the reasoning seen yet (a leading "<think>" is dropped)
+  std::string held_;
+  std::string open_, close_;
+  void step(Delta& d, bool final);
+};
+
+}  // namespace kvscope::reasoning
