@@ -85,7 +85,7 @@ void add_kv_profile_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     std::string data, out, layers = "all";
-    double shrink = 0.05, calib = 0.25, q = 0.995, margin = 1.1;
+    double shrink = 0.005, calib = 0.25, q = 0.995, margin = 1.1;
     uint64_t seed = 1;
     bool json = false, quiet = false;
   };

@@ -18,6 +18,7 @@
 #include "signals/scored_generation.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace kvscope::cli {
 
@@ -168,6 +169,30 @@ void add_eval_confidence_command(CLI::App& app) {
 
     nlohmann::json scores = nlohmann::json::object();
     for (const auto& k : names) scores[k] = measure(values[k], ok, signals::score_orientation(k)).json(signals::score_orientation(k));
+    // The probe's own cost per token, measured alone (robust on a shared machine): its tap fed
+    // random K/V rows of its layers, then the features and the MLP, as a stream scoring every token
+    // would; against this run's time per generated token (prompt, decode and every score included).
+    double probe_us = 0;
+    if (probe) {
+      const HParams& hp = model->hparams();
+      signals::ProbeFeatures pt(hp, probe->spec, 0);
+      signals::LogitStats ls;
+      std::vector<float> k(hp.n_kv_dim()), v(hp.n_kv_dim()), lg(hp.n_vocab, 0.0f);
+      util::SplitMix64 rr{3};
+      for (auto& x : k) x = static_cast<float>(rr.normal());
+      for (auto& x : v) x = static_cast<float>(rr.normal());
+      const int reps = 2000;
+      double sink = 0;
+      const auto tp = std::chrono::steady_clock::now();
+      for (int t = 0; t < reps; ++t) {
+        k[t % k.size()] += 0.01f;
+        for (int l : probe->spec.layers) pt.on_kv(l, t, 1, k.data(), v.data());
+        sink += probe->mlp.score(pt.features(ls));
+      }
+      probe_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tp).count() / reps;
+      if (sink < 0) std::fprintf(stderr, "%f\n", sink);  // keeps the loop
+    }
+    const double step_us = tokens > 0 ? wall * 1e6 / static_cast<double>(tokens) : 0.0;
     nlohmann::json early_j = nlohmann::json::object();
     for (auto& [k, v] : early) early_j[k] = measure(v, ok, 1).json(1);
     nlohmann::json abl = nlohmann::json::object();
@@ -180,6 +205,8 @@ void add_eval_confidence_command(CLI::App& app) {
                           {"model", path}, {"layers", signals::parse_layers(o->layers, L)}, {"pre_rope", o->pre_rope},
                           {"correct", correct}, {"accuracy", correct / n}, {"mean_tokens", tokens / n}, {"wall_s", wall},
                           {"scores", scores}, {"ablation", abl}, {"kv_probe_early", early_j},
+                          {"probe_cost", {{"probe_us_per_token", probe_us}, {"run_us_per_generated_token", step_us},
+                                          {"share", step_us > 0 ? probe_us / step_us : 0.0}}},
                           {"memory_per_sequence", {{"kv_bytes", kv_bytes / n}, {"kv_tap_bytes", tap_bytes / n},
                                                    {"kv_tap_fraction", kv_bytes ? double(tap_bytes) / kv_bytes : 0.0},
                                                    {"probe_bytes", probe_bytes / n},
@@ -210,6 +237,8 @@ void add_eval_confidence_command(CLI::App& app) {
       for (auto& [k, m] : early_j.items()) std::printf("  after %-4s %7.2f\n", k.c_str(), num(m["auroc"]));
       std::printf("  probe state %.0f bytes per sequence, %.2f%% of its KV\n", probe_bytes / n,
                   kv_bytes ? 100.0 * probe_bytes / kv_bytes : 0.0);
+      std::printf("  probe cost %.2f us per scored token, %.2f%% of this run's %.0f us per generated token\n", probe_us,
+                  step_us > 0 ? 100.0 * probe_us / step_us : 0.0, step_us);
     }
     if (!abl.empty()) {
       std::printf("\nlayer ablation (AUROC, higher=confident / best orientation)\n%-10s %15s %15s %15s\n", "layers",

@@ -48,7 +48,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--confidence-every", o->srv.confidence_every, "Streams: kvscope.confidence every N tokens")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str()->group(sg);
   cmd->add_option("--kv-profile", o->srv.kv_profile_path,
-                  "KV anomaly profile (default: <model>.kvprofile.bin when present)")->group(sg);
+                  "KV anomaly profile: kvscope.anomaly on every response (auto: <model>.kvprofile.bin)")->group(sg);
   cmd->add_option("--reject-anomalous", o->reject,
                   "Refuse prompts whose KV anomaly score exceeds THRESHOLD with a 400 ('default': the profile's threshold)")
       ->group(sg);

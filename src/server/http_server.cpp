@@ -175,8 +175,14 @@ void Server::Impl::setup_signals(const Model& m) {
   if (opt.signals)
     probe = load(opt.confidence_path, signals::sibling_probe_path(opt.model_path),
                  [&](const std::string& p) { return signals::load_probe(p, fp); });
-  kv_profile = load(opt.kv_profile_path, signals::sibling_profile_path(opt.model_path),
-                    [&](const std::string& p) { return signals::load_profile(p, fp); });
+  // The profile is opt-in: scoring a prompt costs a prefill pass before the request is admitted.
+  if (opt.kv_profile_path == "auto") {
+    const std::string sib = signals::sibling_profile_path(opt.model_path);
+    if (sib.empty()) throw InputError("--kv-profile auto: no <model>.kvprofile.bin beside the model (build one with kvscope kv-profile)");
+    kv_profile = std::make_unique<signals::KVProfile>(signals::load_profile(sib, fp));
+  } else if (!opt.kv_profile_path.empty()) {
+    kv_profile = std::make_unique<signals::KVProfile>(signals::load_profile(opt.kv_profile_path, fp));
+  }
   if (opt.reject_anomalous >= 0 && !kv_profile)
     throw InputError("--reject-anomalous needs a KV profile (--kv-profile FILE, or <model>.kvprofile.bin; build one with kvscope kv-profile)");
 }

@@ -46,9 +46,9 @@ struct ServerOptions {
   // every confidence_every tokens): this file, else the model's "<stem>.confidence.bin" when present.
   std::string confidence_path;
   int confidence_every = 16;
-  // KV anomaly detection (kvscope.anomaly, /metrics): this profile, else "<stem>.kvprofile.bin" when
-  // present. reject_anomalous > 0: prompts scoring above it get a 400; 0: the profile's default
-  // threshold; < 0: score only.
+  // KV anomaly detection (kvscope.anomaly, /metrics), opt-in: this profile file, or "auto" for the
+  // model's "<stem>.kvprofile.bin". reject_anomalous > 0: prompts scoring above it get a 400; 0: the
+  // profile's default threshold; < 0: score only.
   std::string kv_profile_path;
   double reject_anomalous = -1;
   int default_max_tokens = 0;        // -n: max_tokens of requests that give none (0: 16 for completions, the context for chat)

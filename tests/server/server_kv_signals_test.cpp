@@ -24,7 +24,8 @@ class ServerKVSignals : public ::testing::Test {
   }
   server::ServerOptions options() {
     auto o = test_options();
-    o.model_path = kStem + ".gguf";  // probe and profile are found next to it
+    o.model_path = kStem + ".gguf";  // the probe is found next to it
+    o.kv_profile_path = "auto";      // the profile is opt-in
     return o;
   }
 };
