@@ -55,6 +55,7 @@ EngineParams engine_params(const Opts& o, int max_seqs, size_t kv_bytes) {
   ep.max_batch_tokens = o.budget;
   ep.max_seqs = std::max(max_seqs, 1);
   ep.kv_mem_bytes = kv_bytes;
+  ep.swa_full = o.model.swa_full;
   return ep;
 }
 

@@ -40,6 +40,7 @@ void run_with_session(const Model& model, const Opts& o, const std::vector<int32
   ep.n_ctx = o.model.ctx;
   ep.kv_type = o.model.kv_types();
   ep.max_seqs = 1;
+  ep.swa_full = true;  // a session file holds every position of every layer
   Engine eng(model, ep);
   const std::string sid = "run";
   if (std::filesystem::exists(o.session_file)) {

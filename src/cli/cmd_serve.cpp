@@ -77,6 +77,7 @@ void add_serve_command(CLI::App& app) {
     // -b (llama.cpp's logical batch) and --batch-tokens both set the engine's per-step token budget.
     so.engine.max_batch_tokens = cmd->get_option("--batch-size")->count() ? o->model.batch : o->batch_tokens;
     so.engine.max_seqs = o->max_seqs;
+    so.engine.swa_full = o->model.swa_full;
     so.max_body_bytes = o->max_body_kib << 10;
     so.signals = o->signals == "on";
     if (!o->reject.empty()) {

@@ -8,6 +8,12 @@
 
 namespace kvscope {
 
+namespace {
+// Session files hold one pool's blocks; a sliding-window pool's released blocks cannot be written.
+const char* const kSwaSessionError =
+    "session files of a model with sliding-window layers need the full cache: start the server with --swa-full";
+}  // namespace
+
 struct Engine::Seq {
   Seq(RequestId i, Request r) : id(i), req(std::move(r)), sampler(req.sampling) {}
   RequestId id;
@@ -21,6 +27,7 @@ struct Engine::Seq {
   int n_cached = 0, n_preempted = 0;
   std::vector<BlockHash> hashes;   // chained hashes of the full blocks of `tokens`
   BlockTable table;
+  BlockTable swa_table;  // the sliding-window layers' blocks (with a sliding-window pool)
   bool running = false;
 
   BlockHash hash_of_block(int i, int bs) {
@@ -38,22 +45,52 @@ Engine::Engine(const Model& model, EngineParams p) : model_(model), p_(p) {
     throw InputError("engine: token budget, sequence limit, block size must be positive");
   const int threads = p_.n_threads > 0 ? p_.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<kernels::ThreadPool>(threads);
-  kv_ = std::make_unique<PagedKVCache>(kv_config_for(hp, p_.n_blocks, p_.kv_mem_bytes, p_.kv_type, p_.block_size));
+  const PagedKVConfig all = kv_config_for(hp, p_.n_blocks, p_.kv_mem_bytes, p_.kv_type, p_.block_size);
+  int n_swa_layers = 0;
+  for (int l = 0; l < hp.n_layer; ++l) n_swa_layers += hp.is_swa(l);
+  if (!p_.swa_full && n_swa_layers > 0 && n_swa_layers < hp.n_layer) {
+    // Sliding layers in their own pool: a sequence holds at most its window plus one step's chunk
+    // there, so the budget mostly goes to the global layers, whose blocks every position keeps.
+    const int bs = p_.block_size;
+    const int per_seq = (hp.n_swa + p_.max_batch_tokens + bs - 1) / bs + 2;
+    const PagedKVConfig g = kv_config_part(hp, all, false, 1), w = kv_config_part(hp, all, true, 1);
+    const size_t kvd = static_cast<size_t>(hp.n_kv_dim());
+    auto block_bytes = [&](const PagedKVConfig& c) {
+      return PagedKVCache::bytes_per_token(static_cast<int>(kvd), c.kv_types, bs) * static_cast<size_t>(bs);
+    };
+    const size_t all_block = block_bytes(g) + block_bytes(w);
+    const int n_all = p_.n_blocks > 0 ? p_.n_blocks : static_cast<int>(std::max<size_t>(1, p_.kv_mem_bytes / all_block));
+    const int n_swa = static_cast<int>(std::min<int64_t>(n_all, int64_t(p_.max_seqs) * per_seq));
+    const int n_global = p_.n_blocks > 0 ? p_.n_blocks
+                                         : static_cast<int>(std::max<size_t>(
+                                               n_all, (p_.kv_mem_bytes - size_t(n_swa) * block_bytes(w)) / block_bytes(g)));
+    kv_ = std::make_unique<PagedKVCache>(kv_config_part(hp, all, false, n_global));
+    swa_kv_ = std::make_unique<PagedKVCache>(kv_config_part(hp, all, true, n_swa));
+  } else {
+    kv_ = std::make_unique<PagedKVCache>(all);
+  }
   // A sequence may grow to the context or to the whole pool, whichever is smaller, so a lone
   // sequence always fits and preemption always makes progress.
   limit_ = std::min(p_.n_ctx > 0 ? p_.n_ctx : hp.n_ctx_train, kv_->n_blocks() * kv_->block_size());
-  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_, limit_);
+  fwd_ = std::make_unique<BatchedForward>(model, *kv_, *pool_, limit_, swa_kv_.get());
   stats_.block_size = kv_->block_size();
-  stats_.kv_bytes = kv_->bytes();
-  stats_.bytes_per_token = kv_->bytes_per_token();
+  stats_.kv_bytes = kv_->bytes() + (swa_kv_ ? swa_kv_->bytes() : 0);
+  stats_.bytes_per_token = kv_->bytes_per_token() + (swa_kv_ ? swa_kv_->bytes_per_token() : 0);
   stats_.blocks = kv_->pool().stats();
+  if (swa_kv_) stats_.swa_blocks = swa_kv_->pool().stats();
   fingerprint_ = model_fingerprint(model);
 }
 
 Engine::~Engine() {
   stop();
-  for (auto& [id, s] : seqs_) s->table.release_all(kv_->pool());
-  for (auto& [id, ss] : sessions_) ss.table.release_all(kv_->pool());
+  for (auto& [id, s] : seqs_) {
+    s->table.release_all(kv_->pool());
+    if (swa_kv_) s->swa_table.release_all(swa_kv_->pool());
+  }
+  for (auto& [id, ss] : sessions_) {
+    ss.table.release_all(kv_->pool());
+    if (swa_kv_) ss.swa_table.release_all(swa_kv_->pool());
+  }
 }
 
 RequestId Engine::submit(Request r) {
@@ -126,11 +163,16 @@ void Engine::finish(Seq* s, StopReason reason, std::vector<TokenEvent>& events) 
     Session& ss = sessions_[s->req.session_id];
     ss.table.release_all(kv_->pool());
     ss.table = std::move(s->table);
+    if (swa_kv_) {
+      ss.swa_table.release_all(swa_kv_->pool());
+      ss.swa_table = std::move(s->swa_table);
+    }
     ss.tokens.assign(s->tokens.begin(), s->tokens.begin() + s->n_computed);
     ss.last_used = std::chrono::steady_clock::now();
   }
   // Freed blocks keep their hashes: they stay reusable by later prompts until evicted (LRU).
   s->table.release_all(kv_->pool());
+  if (swa_kv_) s->swa_table.release_all(swa_kv_->pool());
   auto drop = [s](std::deque<Seq*>& q) { q.erase(std::remove(q.begin(), q.end(), s), q.end()); };
   drop(running_);
   drop(waiting_);
@@ -168,6 +210,7 @@ void Engine::preempt(Seq* s) {
   // Recompute instead of swap: drop the blocks (their full ones stay cached, so re-admission often
   // gets them back from the prefix cache) and requeue in arrival order.
   s->table.release_all(kv_->pool());
+  if (swa_kv_) s->swa_table.release_all(swa_kv_->pool());
   s->n_computed = 0;
   s->n_published = 0;
   s->running = false;
@@ -189,9 +232,45 @@ int Engine::attach_prefix(Seq& s) {
     s.table.append_owned(*b);
     ++hits;
   }
+  if (swa_kv_) hits = attach_window(s, hits);
   s.n_published = hits;
   // The last prompt token is always recomputed: its logits are needed to sample.
   return std::min(hits * bs, len - 1);
+}
+
+int Engine::attach_window(Seq& s, int hits) {
+  const int bs = kv_->block_size(), window = model_.hparams().n_swa;
+  // A sequence that reads its cached prefix back through a tap needs every position of it, and the
+  // sliding layers keep only a window: such a request recomputes its prompt.
+  if (s.req.tap && s.req.tap_cached_prefix) hits = 0;
+  // The next position after j cached blocks sees [j*bs - window + 1, j*bs): all of those blocks
+  // must still be in the sliding-window pool's cache. The longest usable prefix wins.
+  int use = hits;
+  for (; use > 0; --use) {
+    const int first = std::max(0, use * bs - window + 1) / bs;
+    bool all = true;
+    for (int i = first; i < use && all; ++i) all = swa_kv_->pool().contains(s.hash_of_block(i, bs));
+    if (all) break;
+  }
+  if (use > 0) {
+    const int first = std::max(0, use * bs - window + 1) / bs;
+    for (int i = 0; i < first; ++i) s.swa_table.append_released();
+    for (int i = first; i < use; ++i) s.swa_table.append_owned(*swa_kv_->pool().lookup(s.hash_of_block(i, bs)));
+  }
+  s.table.truncate(kv_->pool(), use * bs, bs);
+  return use;
+}
+
+void Engine::release_window(Seq& s) {
+  // The next position (n_computed) sees [n_computed - window + 1, n_computed]: blocks wholly
+  // before that go back to the pool, keeping their hashes so a later prompt can still find them.
+  const int first = s.n_computed - model_.hparams().n_swa + 1;
+  if (first > 0) s.swa_table.release_front(swa_kv_->pool(), first / swa_kv_->block_size());
+}
+
+bool Engine::prepare(Seq& s, int begin, int end) {
+  if (!s.table.prepare(*kv_, begin, end)) return false;
+  return !swa_kv_ || s.swa_table.prepare(*swa_kv_, begin, end);
 }
 
 bool Engine::schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budget) {
@@ -200,7 +279,7 @@ bool Engine::schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budg
     Seq* s = running_[i];
     const int n = std::min(static_cast<int>(s->tokens.size()) - s->n_computed, budget);
     bool self_preempted = false;
-    while (!s->table.prepare(*kv_, s->n_computed, s->n_computed + n)) {
+    while (!prepare(*s, s->n_computed, s->n_computed + n)) {
       if (evict_one_session()) continue;  // idle pinned history goes before running work
       Seq* victim = running_.back();  // lowest priority: the latest arrival
       preempt(victim);
@@ -226,14 +305,16 @@ void Engine::schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budg
     if (!adopted) cached = attach_prefix(*s);
     const int len = static_cast<int>(s->tokens.size());
     const int n = std::min(len - cached, budget);
-    if (!s->table.prepare(*kv_, cached, cached + n)) {
+    if (!prepare(*s, cached, cached + n)) {
       if (adopted) {  // keep the session's history pinned for the retry
         Session& ss = sessions_[s->req.session_id];
         ss.table = std::move(s->table);
+        ss.swa_table = std::move(s->swa_table);
         ss.tokens.assign(s->tokens.begin(), s->tokens.begin() + cached);
         ss.last_used = std::chrono::steady_clock::now();
       } else {
         s->table.release_all(kv_->pool());  // give back the prefix hits
+        if (swa_kv_) s->swa_table.release_all(swa_kv_->pool());
       }
       s->n_published = 0;
       if (evict_one_session()) continue;
@@ -268,7 +349,10 @@ void Engine::replay_cached(Seq& s, int n) {
 void Engine::publish_hashes(Seq& s) {
   if (!p_.prefix_caching) return;
   const int bs = kv_->block_size();
-  for (int i = s.n_published; i < s.n_computed / bs; ++i) kv_->pool().set_hash(s.table.blocks()[i], s.hash_of_block(i, bs));
+  for (int i = s.n_published; i < s.n_computed / bs; ++i) {
+    kv_->pool().set_hash(s.table.blocks()[i], s.hash_of_block(i, bs));
+    if (swa_kv_ && i >= s.swa_table.n_released()) swa_kv_->pool().set_hash(s.swa_table.blocks()[i], s.hash_of_block(i, bs));
+  }
   s.n_published = std::max(s.n_published, s.n_computed / bs);
 }
 
@@ -298,6 +382,7 @@ bool Engine::step() {
   for (auto& [s, n] : plan) {
     BatchSeq b;
     b.table = &s->table;
+    if (swa_kv_) b.swa_table = &s->swa_table;
     b.tokens = s->tokens.data() + s->n_computed;
     b.n_tokens = n;
     b.pos0 = s->n_computed;
@@ -318,6 +403,7 @@ bool Engine::step() {
     if (s->n_computed < s->n_prompt) stats_.prompt_tokens_computed += std::min(plan[i].second, s->n_prompt - s->n_computed);
     s->n_computed += plan[i].second;
     publish_hashes(*s);
+    if (swa_kv_) release_window(*s);
     if (batch[i].logits == LogitsMode::None) continue;
     float* lg = batch[i].logits_out;
     if (s->n_generated == 0 && s->req.first_token_allowed) keep_only(lg, nv, *s->req.first_token_allowed);
@@ -359,6 +445,7 @@ void Engine::publish_stats(uint64_t alloc, uint64_t used) {
   stats_.slots_allocated += alloc;
   stats_.slots_used += used;
   stats_.blocks = kv_->pool().stats();
+  if (swa_kv_) stats_.swa_blocks = swa_kv_->pool().stats();
   stats_.running = static_cast<int>(running_.size());
   stats_.waiting = static_cast<int>(waiting_.size());
   stats_.sessions = static_cast<int>(sessions_.size());
@@ -366,6 +453,7 @@ void Engine::publish_stats(uint64_t alloc, uint64_t used) {
 
 int Engine::adopt_session(Seq& s) {
   if (s.req.session_id.empty() || s.n_preempted > 0) return -1;
+  if (swa_kv_ && s.req.tap && s.req.tap_cached_prefix) return -1;  // see attach_window
   auto it = sessions_.find(s.req.session_id);
   if (it == sessions_.end()) return -1;
   Session& ss = it->second;
@@ -374,13 +462,20 @@ int Engine::adopt_session(Seq& s) {
   const int m = std::min(len, static_cast<int>(ss.tokens.size()));
   while (k < m && ss.tokens[k] == s.tokens[k]) ++k;
   k = std::min(k, len - 1);  // the last prompt token is always recomputed
+  // Going back to k needs the sliding window before k, which the session may have released.
+  if (swa_kv_ && std::max(0, k - model_.hparams().n_swa + 1) < ss.swa_table.n_released() * swa_kv_->block_size()) k = 0;
   if (k <= 0) {
     ss.table.release_all(kv_->pool());
+    if (swa_kv_) ss.swa_table.release_all(swa_kv_->pool());
     sessions_.erase(it);
     return -1;
   }
   s.table = std::move(ss.table);
   s.table.truncate(kv_->pool(), k, kv_->block_size());
+  if (swa_kv_) {
+    s.swa_table = std::move(ss.swa_table);
+    s.swa_table.truncate(swa_kv_->pool(), k, swa_kv_->block_size());
+  }
   sessions_.erase(it);
   s.n_published = 0;  // restored blocks get their hashes published as the sequence runs
   return k;
@@ -392,6 +487,7 @@ bool Engine::evict_one_session() {
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
     if (it->second.last_used < lru->second.last_used) lru = it;
   lru->second.table.release_all(kv_->pool());
+  if (swa_kv_) lru->second.swa_table.release_all(swa_kv_->pool());
   sessions_.erase(lru);
   return true;
 }
@@ -401,6 +497,7 @@ void Engine::expire_sessions() {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     if (std::chrono::duration<double>(now - it->second.last_used).count() > p_.session_idle_s) {
       it->second.table.release_all(kv_->pool());
+      if (swa_kv_) it->second.swa_table.release_all(swa_kv_->pool());
       it = sessions_.erase(it);
     } else {
       ++it;
@@ -412,12 +509,14 @@ void Engine::save_session(const std::string& id, const std::string& path) {
   std::lock_guard lk(step_mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) throw InputError("unknown session '" + id + "'");
+  if (swa_kv_) throw InputError(kSwaSessionError);
   save_session_file(path, fingerprint_, *kv_, it->second.table, it->second.tokens);
   it->second.last_used = std::chrono::steady_clock::now();
 }
 
 void Engine::restore_session(const std::string& id, const std::string& path) {
   std::lock_guard lk(step_mu_);
+  if (swa_kv_) throw InputError(kSwaSessionError);
   BlockTable t;
   std::vector<int32_t> toks;
   for (;;) {
@@ -444,7 +543,9 @@ void Engine::drop_session(const std::string& id) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
   it->second.table.release_all(kv_->pool());
+  if (swa_kv_) it->second.swa_table.release_all(swa_kv_->pool());
   sessions_.erase(it);
+  publish_stats(0, 0);  // the freed blocks show in stats() without waiting for a step
 }
 
 bool Engine::has_session(const std::string& id) {

@@ -40,10 +40,15 @@ struct EngineParams {
   int max_seqs = 64;           // running sequences at most
   bool prefix_caching = true;
   double session_idle_s = 300;  // a session's pinned blocks are dropped after this long unused
+  // Keep every position of the sliding-window layers (llama.cpp's --swa-full). Otherwise a model
+  // with both sliding and global layers keeps the sliding layers in a second pool, and each
+  // sequence releases their blocks as they leave the window.
+  bool swa_full = false;
 };
 
 struct EngineStats {
   BlockPoolStats blocks;
+  BlockPoolStats swa_blocks;  // the sliding-window pool (all zero without one)
   int block_size = 0;
   size_t kv_bytes = 0, bytes_per_token = 0;
   int running = 0, waiting = 0, sessions = 0;
@@ -83,6 +88,8 @@ class Engine {
   bool has_session(const std::string& session_id);
 
   EngineStats stats() const;
+  // The sliding-window layers' own pool, when the model has one (for memory reports).
+  const PagedKVCache* swa_kv() const { return swa_kv_.get(); }
   const Model& model() const { return model_; }
   int max_seq_tokens() const { return limit_; }
 
@@ -94,6 +101,11 @@ class Engine {
   bool schedule_running(std::vector<std::pair<Seq*, int>>& plan, int& budget);
   void schedule_waiting(std::vector<std::pair<Seq*, int>>& plan, int& budget);
   int attach_prefix(Seq& s);
+  // With a sliding-window pool: attaches the cached window blocks a prefix of `hits` full blocks
+  // needs, and returns how many of those blocks can be used (the rest are released).
+  int attach_window(Seq& s, int hits);
+  void release_window(Seq& s);
+  bool prepare(Seq& s, int begin, int end);
   void replay_cached(Seq& s, int n);
   void preempt(Seq* s);
   void publish_hashes(Seq& s);
@@ -105,7 +117,7 @@ class Engine {
   void publish_stats(uint64_t slots_allocated, uint64_t slots_used);  // step thread, takes mu_
 
   struct Session {
-    BlockTable table;
+    BlockTable table, swa_table;
     std::vector<int32_t> tokens;  // positions whose K/V the table holds
     std::chrono::steady_clock::time_point last_used;
   };
@@ -115,6 +127,7 @@ class Engine {
   int limit_ = 0;
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<PagedKVCache> kv_;
+  std::unique_ptr<PagedKVCache> swa_kv_;  // the sliding-window layers' pool (null: kv_ holds every layer)
   std::unique_ptr<BatchedForward> fwd_;
 
   // Owned by the stepping thread (step_mu_).

@@ -46,6 +46,8 @@ class BlockPool {
   // Looks up a cached block by hash; on a hit the block gets a reference (leaving the free queue if
   // it was there). Counts queries and hits.
   std::optional<BlockId> lookup(BlockHash h);
+  // Whether a block with this hash is cached (no reference taken, not counted as a query).
+  bool contains(BlockHash h) const { return cached_.count(h) > 0; }
 
   // Free-queue order, head (next to allocate) first; for tests.
   std::vector<BlockId> free_order() const;

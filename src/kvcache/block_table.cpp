@@ -67,6 +67,12 @@ void BlockTable::release_all(BlockPool& pool) {
   n_released_ = 0;
 }
 
+void BlockTable::append_released() {
+  if (n_released_ != n_blocks()) throw InputError("block table: a released block must come before every held one");
+  blocks_.push_back(kReleased);
+  ++n_released_;
+}
+
 void BlockTable::release_front(BlockPool& pool, int n) {
   n = std::min(n, n_blocks());
   for (; n_released_ < n; ++n_released_) {

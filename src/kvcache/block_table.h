@@ -30,6 +30,9 @@ class BlockTable {
 
   // Appends an already-referenced block (a prefix-cache hit); the table owns that reference.
   void append_owned(BlockId b) { blocks_.push_back(b); }
+  // Appends a block that is already out of a sliding window (a prefix-cache hit that needs only the
+  // window's blocks); only in front of every held block.
+  void append_released();
   // A second table sharing every block (each gets one more reference).
   BlockTable fork(BlockPool& pool) const;
   // Keeps the blocks covering the first n tokens, releases the rest.

@@ -390,6 +390,28 @@ void Server::Impl::setup_routes() {
   h.Post("/v1/chat/completions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            handle_generation(req, res, Endpoint::Chat);
          }));
+  h.Post("/v1/responses", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+           handle_responses(req, res);
+         }));
+  h.Get(R"(/v1/responses/([^/]+))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+          const auto r = responses.get(tenant_salt(req), req.matches[1]);
+          if (!r)
+            throw ApiError(404, "invalid_request_error", "Response with id '" + std::string(req.matches[1]) + "' not found.",
+                           "response_id", "response_not_found");
+          res.set_content(dump(r->response), "application/json");
+        }));
+  h.Delete(R"(/v1/responses/([^/]+))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+             const std::string id = req.matches[1];
+             const uint64_t tenant = tenant_salt(req);
+             const auto gone = responses.erase(tenant, id);
+             if (!gone)
+               throw ApiError(404, "invalid_request_error", "Response with id '" + id + "' not found.", "response_id",
+                              "response_not_found");
+             // The last stored response of a chain takes the chain's pinned KV with it.
+             if (!gone->session.empty() && !responses.uses_session(tenant, gone->session))
+               engine->drop_session(session_key(tenant, gone->session));
+             res.set_content(dump(json{{"id", id}, {"object", "response"}, {"deleted", true}}), "application/json");
+           }));
 }
 
 Server::Server(ServerOptions o) : impl_(std::make_unique<Impl>(std::move(o))) {}

@@ -121,6 +121,11 @@ std::string Metrics::render(const EngineStats* e) const {
     scalar(out, "kvscope_kv_blocks_total", "gauge", "KV cache blocks in the pool.", e->blocks.total);
     scalar(out, "kvscope_kv_blocks_used", "gauge", "KV cache blocks referenced by sequences or sessions.", e->blocks.used);
     scalar(out, "kvscope_kv_blocks_cached", "gauge", "Free KV blocks still holding a reusable prefix.", e->blocks.cached_free);
+    if (e->swa_blocks.total > 0) {
+      scalar(out, "kvscope_kv_swa_blocks_total", "gauge", "Blocks in the sliding-window layers' own pool.", e->swa_blocks.total);
+      scalar(out, "kvscope_kv_swa_blocks_used", "gauge",
+             "Sliding-window pool blocks held (each sequence keeps only its window there).", e->swa_blocks.used);
+    }
     scalar(out, "kvscope_kv_block_size_tokens", "gauge", "Tokens per KV block.", e->block_size);
     scalar(out, "kvscope_kv_bytes_per_token", "gauge", "KV cache bytes per token (all layers, K and V).",
            double(e->bytes_per_token));

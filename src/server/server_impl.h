@@ -16,6 +16,7 @@
 #include "reasoning/difficulty_mlp.h"
 #include "server/metrics.h"
 #include "server/protocol.h"
+#include "server/responses.h"
 #include "server/server.h"
 #include "signals/confidence_probe.h"
 #include "signals/embedding.h"
@@ -69,6 +70,7 @@ struct Server::Impl {
   // The prompt's KV anomaly {"score", "threshold", "anomalous"} (prefill with the tap; the prompt
   // stays in the prefix cache for the request that follows). Throws ApiError 400 when rejecting.
   json score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt);
+  ResponseStore responses;  // /v1/responses kept for previous_response_id and GET
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.
   std::mutex live_mu;
@@ -84,6 +86,8 @@ struct Server::Impl {
   // The tenant's prefix-cache salt: a hash of the request's API key (0 without keys).
   uint64_t tenant_salt(const httplib::Request& req) const;
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
+  // POST /v1/responses (responses_http.cpp): runs the chat path and translates its output.
+  void handle_responses(const httplib::Request& req, httplib::Response& res);
   std::vector<int32_t> tokenize(const GenRequest& g) const;
   // The prompt as text (completions text prompt, or the rendered chat), for reasoning's mode line.
   std::string prompt_text(const GenRequest& g) const;

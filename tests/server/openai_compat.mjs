@@ -124,4 +124,99 @@ await check('embeddings', async () => {
   assert.equal(d.data[0].embedding.length, 4);
 });
 
+// The Responses API (what current OpenAI SDKs and agent frameworks call by default).
+const question = 'Tell me a story';
+let responseText;
+let firstId;
+await check('responses.create', async () => {
+  const r = await client.responses.create({ model: 'default', input: question, max_output_tokens: 12, temperature: 0 });
+  assert.equal(r.object, 'response');
+  assert.ok(r.id.startsWith('resp_'));
+  assert.ok(['completed', 'incomplete'].includes(r.status));
+  assert.equal(r.output.at(-1).type, 'message');
+  responseText = r.output_text;  // the SDK's own join of the output_text parts
+  assert.equal(typeof responseText, 'string');
+  assert.ok(responseText.length > 0);
+  // The same greedy answer as chat completions gives for the same conversation.
+  const chat = await client.chat.completions.create({ model: 'default', messages: [{ role: 'user', content: question }], max_tokens: 12, temperature: 0 });
+  assert.equal(responseText, chat.choices[0].message.content);
+  assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
+  assert.equal(r.usage.output_tokens, chat.usage.completion_tokens);
+  assert.equal(typeof r.usage.output_tokens_details.reasoning_tokens, 'number');
+  firstId = r.id;
+});
+
+await check('responses stream (events)', async () => {
+  const s = await client.responses.create({ model: 'default', input: question, max_output_tokens: 12, temperature: 0, stream: true, store: false });
+  const types = [];
+  let text = '';
+  let done = null;
+  let seq = -1;
+  for await (const e of s) {
+    assert.equal(e.sequence_number, seq + 1);
+    seq = e.sequence_number;
+    types.push(e.type);
+    if (e.type === 'response.output_text.delta') text += e.delta;
+    if (e.type === 'response.completed' || e.type === 'response.incomplete') done = e.response;
+  }
+  assert.equal(types[0], 'response.created');
+  assert.ok(types.includes('response.output_item.added') && types.includes('response.output_item.done'));
+  assert.equal(text, responseText);
+  assert.ok(done && done.output.at(-1).content[0].text === responseText);
+  assert.ok(done.usage.output_tokens > 0);
+});
+
+await check('responses.stream() accumulates to the final response', async () => {
+  const s = client.responses.stream({ model: 'default', input: question, max_output_tokens: 12, temperature: 0, store: false });
+  let deltas = '';
+  s.on('response.output_text.delta', (e) => (deltas += e.delta));
+  const final = await s.finalResponse();
+  assert.equal(final.output_text, responseText);
+  assert.equal(deltas, responseText);
+});
+
+await check('previous_response_id continues the conversation', async () => {
+  const follow = await client.responses.create({ model: 'default', previous_response_id: firstId, input: 'And then?', max_output_tokens: 8, temperature: 0 });
+  assert.equal(follow.previous_response_id, firstId);
+  // The same turn sent whole, as messages, gives the same text.
+  const whole = await client.responses.create({
+    model: 'default',
+    input: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: responseText },
+      { role: 'user', content: [{ type: 'input_text', text: 'And then?' }] },
+    ],
+    max_output_tokens: 8,
+    temperature: 0,
+    store: false,
+  });
+  assert.equal(follow.output_text, whole.output_text);
+  // The chain's history was served from the pinned KV, not recomputed.
+  assert.ok(follow.usage.input_tokens_details.cached_tokens > 0, JSON.stringify(follow.usage));
+  const got = await client.responses.retrieve(follow.id);
+  assert.equal(got.id, follow.id);
+  assert.equal(got.output_text, follow.output_text);
+  await client.responses.delete(follow.id);
+  await assert.rejects(client.responses.retrieve(follow.id), OpenAI.NotFoundError);
+});
+
+await check('responses errors surface as the client\'s exceptions', async () => {
+  await assert.rejects(client.responses.create({ model: 'default', previous_response_id: 'resp_missing', input: 'x' }), (e) => {
+    assert.ok(e instanceof OpenAI.NotFoundError);
+    assert.equal(e.param, 'previous_response_id');
+    return true;
+  });
+  await assert.rejects(
+    client.responses.create({ model: 'default', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'tools',
+  );
+  await assert.rejects(client.responses.create({ model: 'default', input: 'x', max_output_tokens: 0 }), (e) => {
+    assert.ok(e instanceof OpenAI.BadRequestError);
+    assert.equal(e.param, 'max_output_tokens');
+    return true;
+  });
+  // Deleting the chain's last stored response unpins its KV (the C++ side checks the blocks came back).
+  await client.responses.delete(firstId);
+});
+
 console.log(`openai-compat: ${passed} checks passed`);

@@ -8,7 +8,9 @@ dir=${1:-$here/../../build/npm-openai}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 cp "$here/package.json" "$dir/package.json"
-if [ ! -f "$dir/node_modules/openai/package.json" ]; then
+want=$(node -p "require('$here/package.json').dependencies.openai")
+have=$(node -p "require('$dir/node_modules/openai/package.json').version" 2>/dev/null || true)
+if [ "$have" != "$want" ]; then
   (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >&2)
 fi
 echo "$dir"

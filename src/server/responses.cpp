@@ -1,0 +1,409 @@
+// The Responses API's request and response shapes, translated to and from chat completions.
+#include "server/responses.h"
+
+#include <random>
+
+#include "tokenizer/tokenizer.h"
+
+namespace kvscope::server {
+
+namespace {
+
+std::string random_hex(size_t n) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += digits[rng() & 15];
+  return s;
+}
+
+ApiError bad(const std::string& message, const std::string& param, const std::string& code = "invalid_value") {
+  return invalid_request(message, param, code);
+}
+
+std::string text_of(const json& v, const std::string& param) {
+  if (!v.is_string()) throw bad("'" + param + "' must be a string", param, "invalid_type");
+  std::string s = v.get<std::string>();
+  if (!tok::is_valid_utf8(s)) throw bad("'" + param + "' is not valid UTF-8", param);
+  return s;
+}
+
+// A message item's content: a string, or parts of which only text is served.
+std::string content_text(const json& c, const std::string& param) {
+  if (c.is_string()) return text_of(c, param);
+  if (!c.is_array()) throw bad("'" + param + "' must be a string or an array of content parts", param, "invalid_type");
+  std::string out;
+  for (size_t k = 0; k < c.size(); ++k) {
+    const std::string pp = param + "[" + std::to_string(k) + "]";
+    const json& part = c[k];
+    if (!part.is_object()) throw bad("'" + pp + "' must be an object", pp, "invalid_type");
+    const std::string type = part.value("type", std::string());
+    if (type != "input_text" && type != "output_text" && type != "text")
+      throw bad("'" + pp + "': content of type '" + type + "' is not supported (only text is served)", pp + ".type",
+                "unsupported_parameter");
+    if (!part.contains("text")) throw bad("'" + pp + ".text' is required", pp + ".text", "missing_required_parameter");
+    out += text_of(part["text"], pp + ".text");
+  }
+  return out;
+}
+
+// input: a string (one user message) or a list of items; messages become chat messages, reasoning
+// items a client echoes back are dropped (the chat template re-renders the history), tool items are
+// refused.
+json parse_input(const json& in) {
+  json msgs = json::array();
+  if (in.is_string()) {
+    msgs.push_back({{"role", "user"}, {"content", text_of(in, "input")}});
+    return msgs;
+  }
+  if (!in.is_array()) throw bad("'input' must be a string or an array of input items", "input", "invalid_type");
+  for (size_t i = 0; i < in.size(); ++i) {
+    const std::string p = "input[" + std::to_string(i) + "]";
+    const json& item = in[i];
+    if (!item.is_object()) throw bad("'" + p + "' must be an object", p, "invalid_type");
+    const std::string type = item.value("type", std::string("message"));
+    if (type == "reasoning") continue;
+    if (type != "message")
+      throw bad("'" + p + "': items of type '" + type + "' are not supported (tool calling is not implemented)", p + ".type",
+                "unsupported_parameter");
+    const auto role = item.find("role");
+    if (role == item.end() || !role->is_string()) throw bad("'" + p + ".role' must be a string", p + ".role", "invalid_type");
+    std::string r = role->get<std::string>();
+    if (r == "developer") r = "system";
+    if (r != "system" && r != "user" && r != "assistant")
+      throw bad("'" + p + ".role' must be user, assistant, system or developer (got '" + r + "')", p + ".role");
+    const auto c = item.find("content");
+    if (c == item.end()) throw bad("'" + p + ".content' is required", p + ".content", "missing_required_parameter");
+    msgs.push_back({{"role", r}, {"content", content_text(*c, p + ".content")}});
+  }
+  if (msgs.empty()) throw bad("'input' has no message", "input");
+  return msgs;
+}
+
+const json* field(const json& body, const char* k) {
+  auto it = body.find(k);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::optional<StoredResponse> ResponseStore::get(uint64_t tenant, const std::string& id) const {
+  std::lock_guard lk(mu_);
+  auto it = map_.find(id);
+  if (it == map_.end() || it->second.first.tenant != tenant) return std::nullopt;
+  return it->second.first;
+}
+
+void ResponseStore::put(const std::string& id, StoredResponse r) {
+  std::lock_guard lk(mu_);
+  if (auto it = map_.find(id); it != map_.end()) {
+    order_.erase(it->second.second);
+    map_.erase(it);
+  }
+  order_.push_back(id);
+  map_.emplace(id, std::make_pair(std::move(r), std::prev(order_.end())));
+  while (map_.size() > capacity_) {
+    map_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+std::optional<StoredResponse> ResponseStore::erase(uint64_t tenant, const std::string& id) {
+  std::lock_guard lk(mu_);
+  auto it = map_.find(id);
+  if (it == map_.end() || it->second.first.tenant != tenant) return std::nullopt;
+  StoredResponse r = std::move(it->second.first);
+  order_.erase(it->second.second);
+  map_.erase(it);
+  return r;
+}
+
+bool ResponseStore::uses_session(uint64_t tenant, const std::string& session) const {
+  std::lock_guard lk(mu_);
+  for (const auto& [id, e] : map_)
+    if (e.first.tenant == tenant && e.first.session == session) return true;
+  return false;
+}
+
+size_t ResponseStore::size() const {
+  std::lock_guard lk(mu_);
+  return map_.size();
+}
+
+ResponsesCall parse_responses_request(const json& body, const ResponseStore& store, uint64_t tenant) {
+  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
+  ResponsesCall c;
+  c.id = "resp_" + random_hex(32);
+  for (const char* k : {"tools", "functions"})
+    if (const json* t = field(body, k); t && !(t->is_array() && t->empty()))
+      throw bad(std::string("'") + k + "' is not supported: tool calling is not implemented", k, "unsupported_parameter");
+  if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && (*tc == "auto" || *tc == "none")))
+    throw bad("'tool_choice' is not supported: tool calling is not implemented", "tool_choice", "unsupported_parameter");
+  if (const json* t = field(body, "text")) {
+    const json* fmt = t->is_object() ? field(*t, "format") : nullptr;
+    if (!t->is_object() || (fmt && (!fmt->is_object() || fmt->value("type", std::string("text")) != "text")))
+      throw bad("'text.format' is not supported: only {\"type\":\"text\"} is served", "text.format", "unsupported_parameter");
+  }
+  if (const json* tr = field(body, "truncation"); tr && *tr != "disabled")
+    throw bad("'truncation' is not supported: only \"disabled\" (an over-long input is an error)", "truncation",
+              "unsupported_parameter");
+  if (const json* b = field(body, "background"); b && b->is_boolean() && b->get<bool>())
+    throw bad("'background' is not supported: responses are generated while the request is open", "background",
+              "unsupported_parameter");
+
+  json chat = json::object();
+  if (const json* m = field(body, "model")) chat["model"] = *m;
+  if (const json* s = field(body, "stream")) {
+    if (!s->is_boolean()) throw bad("'stream' must be a boolean", "stream", "invalid_type");
+    c.stream = s->get<bool>();
+  }
+  if (const json* s = field(body, "store")) {
+    if (!s->is_boolean()) throw bad("'store' must be a boolean", "store", "invalid_type");
+    c.store = s->get<bool>();
+  }
+  if (const json* p = field(body, "previous_response_id")) {
+    c.previous_id = text_of(*p, "previous_response_id");
+    const auto prev = store.get(tenant, c.previous_id);
+    if (!prev)
+      throw ApiError(404, "invalid_request_error", "Previous response with id '" + c.previous_id + "' not found.",
+                     "previous_response_id", "previous_response_not_found");
+    c.conversation = prev->conversation;
+    c.session = prev->session;
+  }
+  const json* in = field(body, "input");
+  if (!in) throw bad("'input' is required", "input", "missing_required_parameter");
+  for (auto& m : parse_input(*in)) c.conversation.push_back(std::move(m));
+
+  json messages = json::array();
+  if (const json* ins = field(body, "instructions")) {
+    c.instructions = text_of(*ins, "instructions");
+    // Instructions apply to this turn only: a follow-up gives its own (OpenAI's rule).
+    if (!c.instructions.get<std::string>().empty()) messages.push_back({{"role", "system"}, {"content", c.instructions}});
+  }
+  for (const auto& m : c.conversation) messages.push_back(m);
+  chat["messages"] = messages;
+
+  if (const json* mo = field(body, "max_output_tokens")) {
+    if (!mo->is_number_integer()) throw bad("'max_output_tokens' must be an integer", "max_output_tokens", "invalid_type");
+    if (mo->get<int64_t>() < 1) throw bad("'max_output_tokens' must be at least 1", "max_output_tokens");
+    c.max_output_tokens = *mo;
+    chat["max_tokens"] = *mo;
+  }
+  for (const char* k : {"temperature", "top_p"}) {
+    if (const json* v = field(body, k)) {
+      if (!v->is_number()) throw bad(std::string("'") + k + "' must be a number", k, "invalid_type");
+      chat[k] = *v;
+      (std::string(k) == "temperature" ? c.temperature : c.top_p) = v->get<double>();
+    }
+  }
+  if (const json* r = field(body, "reasoning")) {
+    if (!r->is_object()) throw bad("'reasoning' must be an object", "reasoning", "invalid_type");
+    if (const json* e = field(*r, "effort")) {
+      c.effort = text_of(*e, "reasoning.effort");
+      chat["reasoning_effort"] = c.effort;
+    }
+  }
+  if (const json* md = field(body, "metadata")) {
+    if (!md->is_object()) throw bad("'metadata' must be an object", "metadata", "invalid_type");
+    if (md->size() > 16) throw bad("'metadata' has at most 16 keys", "metadata");
+    for (const auto& [k, v] : md->items())
+      if (!v.is_string()) throw bad("'metadata." + k + "' must be a string", "metadata", "invalid_type");
+    c.metadata = *md;
+  }
+  // kvscope's own request fields pass through unchanged.
+  for (const char* k : {"seed", "top_k", "min_p", "cache_salt", "chat_template_kwargs", "thinking_token_budget",
+                        "reasoning_budget", "stop"})
+    if (const json* v = field(body, k)) chat[k] = *v;
+  if (c.stream) chat["stream"] = true, chat["stream_options"] = {{"include_usage", true}};
+  // A stored chain keeps its KV pinned under one session, so each follow-up computes only its new
+  // tokens; without storing there is no follow-up to pin for.
+  if (c.store && c.session.empty()) c.session = "resp-" + c.id.substr(5);
+  if (c.store) chat["session_id"] = c.session;
+  c.chat = std::move(chat);
+  return c;
+}
+
+ApiError responses_error(const ApiError& e) {
+  ApiError out = e;
+  if (e.param == "max_tokens" || e.param == "max_completion_tokens") out.param = "max_output_tokens";
+  else if (e.param == "reasoning_effort") out.param = "reasoning.effort";
+  else if (e.param.rfind("messages", 0) == 0) out.param = "input";
+  return out;
+}
+
+ResponsesWriter::ResponsesWriter(ResponsesCall call, std::string model, int64_t created)
+    : call_(std::move(call)), model_(std::move(model)), created_(created), msg_id_("msg_" + random_hex(32)),
+      rs_id_("rs_" + random_hex(32)) {
+  response_ = base("in_progress");
+}
+
+json ResponsesWriter::base(const std::string& status) const {
+  json j = {{"id", call_.id},
+            {"object", "response"},
+            {"created_at", created_},
+            {"status", status},
+            {"error", nullptr},
+            {"incomplete_details", nullptr},
+            {"instructions", call_.instructions},
+            {"max_output_tokens", call_.max_output_tokens},
+            {"model", model_},
+            {"output", json::array()},
+            {"parallel_tool_calls", false},
+            {"previous_response_id", call_.previous_id.empty() ? json(nullptr) : json(call_.previous_id)},
+            {"reasoning", {{"effort", call_.effort}, {"summary", nullptr}}},
+            {"store", call_.store},
+            {"temperature", call_.temperature},
+            {"text", {{"format", {{"type", "text"}}}}},
+            {"tool_choice", "auto"},
+            {"tools", json::array()},
+            {"top_p", call_.top_p},
+            {"truncation", "disabled"},
+            {"usage", nullptr},
+            {"metadata", call_.metadata.is_null() ? json::object() : call_.metadata}};
+  return j;
+}
+
+void ResponsesWriter::set_usage(const json& u, const json& ext) {
+  if (!ext.is_null()) ext_ = ext;
+  if (!u.is_object()) return;
+  const int in = u.value("prompt_tokens", 0), out = u.value("completion_tokens", 0);
+  int reasoning = 0;
+  if (auto d = u.find("completion_tokens_details"); d != u.end() && d->is_object()) reasoning = d->value("reasoning_tokens", 0);
+  int cached = 0;
+  if (ext_.is_object()) cached = ext_.value("prompt_tokens_cached", 0);
+  usage_ = {{"input_tokens", in},
+            {"input_tokens_details", {{"cached_tokens", cached}}},
+            {"output_tokens", out},
+            {"output_tokens_details", {{"reasoning_tokens", reasoning}}},
+            {"total_tokens", in + out}};
+}
+
+json ResponsesWriter::from_chat_body(const json& chat) {
+  const json& choice = chat.at("choices").at(0);
+  const json& msg = choice.at("message");
+  if (auto r = msg.find("reasoning_content"); r != msg.end() && r->is_string()) reasoning_ = r->get<std::string>();
+  if (auto t = msg.find("content"); t != msg.end() && t->is_string()) text_ = t->get<std::string>();
+  finish_reason_ = choice.value("finish_reason", std::string("stop"));
+  set_usage(chat.value("usage", json(nullptr)), chat.value("kvscope", json(nullptr)));
+  output_ = json::array();
+  if (!reasoning_.empty())
+    output_.push_back({{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()},
+                       {"content", json::array({{{"type", "reasoning_text"}, {"text", reasoning_}}})}, {"status", "completed"}});
+  output_.push_back({{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", finish_reason_ == "length" ? "incomplete" : "completed"},
+                     {"content", json::array({{{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}, {"logprobs", json::array()}}})}});
+  const bool incomplete = finish_reason_ == "length";
+  response_ = base(incomplete ? "incomplete" : "completed");
+  if (incomplete) response_["incomplete_details"] = {{"reason", "max_output_tokens"}};
+  response_["output"] = output_;
+  response_["usage"] = usage_;
+  if (!ext_.is_null()) response_["kvscope"] = ext_;
+  return response_;
+}
+
+std::string ResponsesWriter::event(const std::string& type, json fields) {
+  fields["type"] = type;
+  fields["sequence_number"] = seq_++;
+  return "event: " + type + "\ndata: " + dump(fields) + "\n\n";
+}
+
+std::string ResponsesWriter::start() {
+  std::string out = event("response.created", {{"response", base("in_progress")}});
+  out += event("response.in_progress", {{"response", base("in_progress")}});
+  return out;
+}
+
+std::string ResponsesWriter::open_reasoning() {
+  rs_open_ = true;
+  rs_index_ = n_items_++;
+  json item = {{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()}, {"content", json::array()}, {"status", "in_progress"}};
+  std::string out = event("response.output_item.added", {{"output_index", rs_index_}, {"item", item}});
+  out += event("response.content_part.added", {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0},
+                                               {"part", {{"type", "reasoning_text"}, {"text", ""}}}});
+  return out;
+}
+
+std::string ResponsesWriter::close_reasoning() {
+  rs_open_ = false;
+  const json part = {{"type", "reasoning_text"}, {"text", reasoning_}};
+  const json item = {{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()}, {"content", json::array({part})},
+                     {"status", "completed"}};
+  output_.push_back(item);
+  std::string out = event("response.reasoning_text.done",
+                          {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"text", reasoning_}});
+  out += event("response.content_part.done", {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"part", part}});
+  out += event("response.output_item.done", {{"output_index", rs_index_}, {"item", item}});
+  return out;
+}
+
+std::string ResponsesWriter::open_message() {
+  msg_open_ = true;
+  msg_index_ = n_items_++;
+  json item = {{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", "in_progress"}, {"content", json::array()}};
+  std::string out = event("response.output_item.added", {{"output_index", msg_index_}, {"item", item}});
+  out += event("response.content_part.added",
+               {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0},
+                {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array()}, {"logprobs", json::array()}}}});
+  return out;
+}
+
+std::string ResponsesWriter::close_message() {
+  msg_open_ = false;
+  const json part = {{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}, {"logprobs", json::array()}};
+  const json item = {{"id", msg_id_}, {"type", "message"}, {"role", "assistant"},
+                     {"status", finish_reason_ == "length" ? "incomplete" : "completed"}, {"content", json::array({part})}};
+  output_.push_back(item);
+  std::string out = event("response.output_text.done", {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0},
+                                                        {"text", text_}, {"logprobs", json::array()}});
+  out += event("response.content_part.done", {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0}, {"part", part}});
+  out += event("response.output_item.done", {{"output_index", msg_index_}, {"item", item}});
+  return out;
+}
+
+std::string ResponsesWriter::on_chunk(const json& chunk) {
+  std::string out;
+  if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) set_usage(*u, chunk.value("kvscope", json(nullptr)));
+  else if (auto k = chunk.find("kvscope"); k != chunk.end() && !k->is_null()) ext_ = *k;
+  const auto ch = chunk.find("choices");
+  if (ch == chunk.end() || !ch->is_array() || ch->empty()) return out;
+  const json& c0 = (*ch)[0];
+  if (auto d = c0.find("delta"); d != c0.end() && d->is_object()) {
+    if (auto r = d->find("reasoning_content"); r != d->end() && r->is_string() && !r->get<std::string>().empty()) {
+      if (!rs_open_) out += open_reasoning();
+      reasoning_ += r->get<std::string>();
+      out += event("response.reasoning_text.delta",
+                   {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"delta", *r}});
+    }
+    if (auto t = d->find("content"); t != d->end() && t->is_string() && !t->get<std::string>().empty()) {
+      if (rs_open_) out += close_reasoning();
+      if (!msg_open_) out += open_message();
+      text_ += t->get<std::string>();
+      out += event("response.output_text.delta", {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0},
+                                                  {"delta", *t}, {"logprobs", json::array()}});
+    }
+  }
+  if (auto f = c0.find("finish_reason"); f != c0.end() && f->is_string()) finish_reason_ = f->get<std::string>();
+  return out;
+}
+
+std::string ResponsesWriter::finish() {
+  std::string out;
+  if (rs_open_) out += close_reasoning();
+  if (!msg_open_ && msg_index_ < 0) out += open_message();  // an empty answer is still one message
+  if (msg_open_) out += close_message();
+  const bool incomplete = finish_reason_ == "length";
+  response_ = base(incomplete ? "incomplete" : "completed");
+  if (incomplete) response_["incomplete_details"] = {{"reason", "max_output_tokens"}};
+  response_["output"] = output_;
+  response_["usage"] = usage_;
+  if (!ext_.is_null()) response_["kvscope"] = ext_;
+  out += event(incomplete ? "response.incomplete" : "response.completed", {{"response", response_}});
+  return out;
+}
+
+json ResponsesWriter::conversation() const {
+  json c = call_.conversation;
+  c.push_back({{"role", "assistant"}, {"content", text_}});
+  return c;
+}
+
+}  // namespace kvscope::server

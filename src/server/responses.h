@@ -1,0 +1,103 @@
+// POST /v1/responses (OpenAI's Responses API) as a translation of chat completions: the request
+// becomes a chat request, and the chat answer (body or stream chunks) becomes a response object or
+// the Responses stream events. Stored responses give previous_response_id and GET/DELETE.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/protocol.h"
+
+namespace kvscope::server {
+
+// One stored response: what GET returns and the conversation a follow-up continues.
+struct StoredResponse {
+  uint64_t tenant = 0;
+  json response;
+  json conversation = json::array();  // chat messages up to and including this answer (no instructions)
+  std::string session;                // the kvscope session the chain's KV is pinned under
+};
+
+// Bounded store (the oldest response is dropped first); a tenant sees only its own responses.
+class ResponseStore {
+ public:
+  explicit ResponseStore(size_t capacity = 1024) : capacity_(capacity) {}
+  std::optional<StoredResponse> get(uint64_t tenant, const std::string& id) const;
+  void put(const std::string& id, StoredResponse r);
+  std::optional<StoredResponse> erase(uint64_t tenant, const std::string& id);
+  // Whether a stored response of the tenant still continues the session (its KV stays pinned).
+  bool uses_session(uint64_t tenant, const std::string& session) const;
+  size_t size() const;
+
+ private:
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<std::string> order_;  // oldest first
+  std::unordered_map<std::string, std::pair<StoredResponse, std::list<std::string>::iterator>> map_;
+};
+
+// A Responses request turned into a chat completions one.
+struct ResponsesCall {
+  json chat;                          // the chat completions request body
+  json conversation = json::array();  // previous turns + this turn's input (chat messages, no instructions)
+  std::string id;                     // resp_...
+  std::string previous_id;
+  std::string session;
+  json instructions, max_output_tokens, effort, metadata;  // echoed in the response object (null when absent)
+  double temperature = 1, top_p = 1;
+  bool stream = false, store = true;
+};
+
+// Validates the body (throws ApiError naming the Responses parameter) and builds the chat request.
+ResponsesCall parse_responses_request(const json& body, const ResponseStore& store, uint64_t tenant);
+
+// Maps a chat request's ApiError onto the Responses parameter names (max_tokens -> max_output_tokens ...).
+ApiError responses_error(const ApiError& e);
+
+// Builds the response object from a chat completion, whole or streamed.
+class ResponsesWriter {
+ public:
+  ResponsesWriter(ResponsesCall call, std::string model, int64_t created);
+
+  // Non-stream: the chat completion body -> the response object.
+  json from_chat_body(const json& chat);
+
+  // Stream: response.created and response.in_progress.
+  std::string start();
+  // One chat completion chunk -> the SSE text of the events it causes.
+  std::string on_chunk(const json& chunk);
+  // After the chat stream's [DONE]: closes the open items, then response.completed (or .incomplete).
+  std::string finish();
+
+  const json& response() const { return response_; }
+  // The conversation a follow-up continues: the call's plus this answer.
+  json conversation() const;
+  const ResponsesCall& call() const { return call_; }
+
+ private:
+  json base(const std::string& status) const;
+  std::string event(const std::string& type, json fields);
+  std::string open_reasoning();
+  std::string close_reasoning();
+  std::string open_message();
+  std::string close_message();
+  void set_usage(const json& chat_usage, const json& ext);
+
+  ResponsesCall call_;
+  std::string model_;
+  int64_t created_;
+  std::string msg_id_, rs_id_;
+  int seq_ = 0;
+  // Stream state: which items are open and at which output index.
+  int rs_index_ = -1, msg_index_ = -1, n_items_ = 0;
+  bool rs_open_ = false, msg_open_ = false;
+  std::string reasoning_, text_, finish_reason_;
+  json usage_ = nullptr, ext_ = nullptr, output_ = json::array();
+  json response_;
+};
+
+}  // namespace kvscope::server
