@@ -82,14 +82,17 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
 
 // The features of `spec` out of a row collected with every layer, the logits and the count.
 std::vector<float> slice(const std::vector<float>& all, const signals::ProbeSpec& spec, int head_dim) {
-  const int per = 4 * head_dim + 4, resp = 2 * head_dim + 4;  // collected with the prompt part
+  // Collected with the prompt and last parts: [pooled 2hd][4 stats][prompt 2hd][last 2hd].
+  const int e = 2 * head_dim, per = 3 * e + 4, resp = e + 4;
   const size_t nl_all = (all.size() - signals::kProbeLogitFeatures - 1) / per;
   std::vector<float> out;
   if (spec.kv)
     for (int l : spec.layers) {
       if (l < 0 || static_cast<size_t>(l) >= nl_all) throw InputError("layer " + std::to_string(l) + " not in the collected features");
-      out.insert(out.end(), all.begin() + static_cast<long>(l) * per,
-                 all.begin() + static_cast<long>(l) * per + (spec.prompt ? per : resp));
+      const auto b = all.begin() + static_cast<long>(l) * per;
+      out.insert(out.end(), b, b + resp);
+      if (spec.prompt) out.insert(out.end(), b + resp, b + resp + e);
+      if (spec.last) out.insert(out.end(), b + resp + e, b + resp + 2 * e);
     }
   const auto tail = all.end() - signals::kProbeLogitFeatures - 1;
   if (spec.logits) out.insert(out.end(), tail, tail + signals::kProbeLogitFeatures);
@@ -116,7 +119,7 @@ void add_train_confidence_command(CLI::App& app) {
     int hidden = 32, epochs = 200, patience = 20, max_tokens = 256;
     double lr = 1e-3, val = 0.2, wd = 1e-3, cut_fpr = 0.02;
     uint64_t seed = 1;
-    bool no_kv = false, no_logits = false, prompt = false, final_only = false, json = false, quiet = false;
+    bool no_kv = false, no_logits = false, prompt = false, last = false, final_only = false, json = false, quiet = false;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -126,6 +129,7 @@ void add_train_confidence_command(CLI::App& app) {
   cmd->add_flag("--no-kv", o->no_kv, "Logit statistics only (ablation)");
   cmd->add_flag("--no-logits", o->no_logits, "KV features only (ablation)");
   cmd->add_flag("--prompt", o->prompt, "Also read the prompt's pooled KV per layer");
+  cmd->add_flag("--last", o->last, "Also read the latest token's KV per layer");
   cmd->add_flag("--final-only", o->final_only, "Learn from finished answers only (no 25/50/75% rows)");
   cmd->add_option("--hidden", o->hidden, "MLP hidden width")->check(CLI::Range(2, 512))->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Maximum epochs")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -155,6 +159,7 @@ void add_train_confidence_command(CLI::App& app) {
     if (!spec.kv && !spec.logits) throw InputError("--no-kv and --no-logits leave the probe nothing to read");
     if (spec.kv) spec.layers = signals::parse_layers(o->layers, hp.n_layer);
     spec.prompt = spec.kv && o->prompt;
+    spec.last = spec.kv && o->last;
     const uint64_t fp = model_fingerprint(*model);
 
     std::vector<Row> rows;
@@ -192,6 +197,7 @@ void add_train_confidence_command(CLI::App& app) {
       so.probe_features_trace = true;
       so.probe_spec.layers = signals::parse_layers("all", hp.n_layer);
       so.probe_spec.prompt = true;
+      so.probe_spec.last = true;
       int total = 0;
       for (const auto& d : data) total += static_cast<int>(d.prompts.size());
       Progress bar(!o->quiet, total, "answer and label");
@@ -277,6 +283,7 @@ void add_train_confidence_command(CLI::App& app) {
                            {"kv", spec.kv},
                            {"logits", spec.logits},
                            {"prompt", spec.prompt},
+                           {"last", spec.last},
                            {"inputs", mlp.input_dim()},
                            {"hidden", mlp.hidden()},
                            {"params", mlp.n_params()},
@@ -301,7 +308,7 @@ void add_train_confidence_command(CLI::App& app) {
       // AUROC on other problems: the probe at each share and MaxProb (mean max-probability, the
       // first logit feature) at the end, per mode.
       const auto test = read_rows(o->test_features);
-      const int per = 4 * hp.head_dim + 4;
+      const int per = 6 * hp.head_dim + 4;
       nlohmann::json t = nlohmann::json::object();
       for (const auto& m : modes_wanted) {
         std::map<double, std::pair<std::vector<double>, std::vector<bool>>> by_share;

@@ -136,6 +136,7 @@ std::vector<float> ProbeFeatures::features(const LogitStats& ls) const {
       const double psc = pn > 0 ? 1.0 / std::sqrt(pn) : 0.0;
       for (int i = 0; i < e; ++i) f.push_back(static_cast<float>(ps[i] * psc));
     }
+    if (spec_.last) f.insert(f.end(), st_.prev.begin() + s * e, st_.prev.begin() + (s + 1) * e);
   }
   if (spec_.logits) {
     f.push_back(static_cast<float>(ls.max_prob()));
@@ -204,6 +205,8 @@ std::vector<double> probe_kv_features_reference(const ProbeSpec& spec, int head_
     out.push_back(pairs ? sdt / pairs : 0.0);
     out.push_back(mdr);
     out.push_back(mdt);
+    if (spec.last)
+      for (int i = 0; i < e; ++i) out.push_back(us.empty() ? 0.0 : us.back()[i]);
   }
   return out;
 }
@@ -308,7 +311,7 @@ void save_probe(const std::string& path, const ProbeFile& f) {
   o.put<uint32_t>(static_cast<uint32_t>(f.spec.layers.size()));
   for (int l : f.spec.layers) o.put<int32_t>(l);
   o.put<uint8_t>(f.spec.kv);
-  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0));
+  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0));
   o.put<double>(f.cut_below);
   o.put<uint32_t>(static_cast<uint32_t>(f.info.size()));
   o.b += f.info;
@@ -348,6 +351,7 @@ ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
   const uint8_t flags = in.get<uint8_t>();
   f.spec.logits = flags & 1;
   f.spec.prompt = flags & 2;
+  f.spec.last = flags & 4;
   f.cut_below = in.get<double>();
   const uint32_t ni = in.get<uint32_t>();
   in.need(ni);

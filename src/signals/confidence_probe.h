@@ -9,6 +9,7 @@
 //   dr_{l,t} = ||u_{l,t+1} - u_{l,t}||,  dtheta_{l,t} = angle(u_{l,t}, u_{l,t+1})
 //   mean and max of dr and dtheta over consecutive pairs                    (4 values)
 //   with ProbeSpec::prompt: L2norm( sum of u_{l,t} over the prompt's positions ) (2 * head_dim)
+//   with ProbeSpec::last: the latest u_{l,t}                                (2 * head_dim)
 // then, with ProbeSpec::logits, the running logit statistics of signals::LogitStats (8 values:
 // mean and min max-probability, mean and max entropy, mean and min log p(chosen), shares of tokens
 // whose max-probability is under 0.9 and 0.5), and last log(1 + tokens observed).
@@ -31,7 +32,8 @@ struct ProbeSpec {
   bool kv = true;           // the KV features (false: a logit-statistics-only ablation)
   bool logits = true;       // the running logit statistics
   bool prompt = false;      // also the prompt's pooled u per layer (what was asked, next to how it is answered)
-  int per_layer(int head_dim) const { return 2 * head_dim + 4 + (prompt ? 2 * head_dim : 0); }
+  bool last = false;        // also the latest token's u per layer (already kept for dtheta)
+  int per_layer(int head_dim) const { return 2 * head_dim + 4 + (prompt ? 2 * head_dim : 0) + (last ? 2 * head_dim : 0); }
   int dim(int head_dim) const;
 };
 

@@ -62,6 +62,7 @@ TEST(ConfidenceProbe, FeaturesEqualReferenceFromStoredKV) {
     spec.layers = layers;
     spec.logits = false;
     spec.prompt = true;
+    spec.last = true;
     const int P = 9, T = 14;
     ProbeFeatures tap(hp, spec, P);
     Context ctx(m, {64, 1, 512});
@@ -78,6 +79,7 @@ TEST(ConfidenceProbe, FeaturesEqualReferenceFromStoredKV) {
     stored_kv(ctx, layers, 0, P, pk, pv);
     ProbeSpec resp = spec;
     resp.prompt = false;
+    resp.last = false;
     const auto ref = probe_kv_features_reference(resp, hp.head_dim, hp.n_head_kv, k, v);
     const auto pref = probe_kv_features_reference(resp, hp.head_dim, hp.n_head_kv, pk, pv);
     // The cache holds F16 K/V, the tap sees them before rounding.
@@ -87,6 +89,15 @@ TEST(ConfidenceProbe, FeaturesEqualReferenceFromStoredKV) {
         EXPECT_NEAR(f[s * per + i], ref[s * rper + i], 3e-3) << "layer " << layers[s] << " feature " << i;
       for (int i = 0; i < e; ++i)  // the prompt's pooled u: the reference's pooled part over the prompt
         EXPECT_NEAR(f[s * per + rper + i], pref[s * rper + i], 3e-3) << "layer " << layers[s] << " prompt " << i;
+    }
+    // The latest token's u: the reference with `last` ends each layer's block with it.
+    ProbeSpec with_last = resp;
+    with_last.last = true;
+    const auto lref = probe_kv_features_reference(with_last, hp.head_dim, hp.n_head_kv, k, v);
+    const int lper = with_last.per_layer(hp.head_dim);
+    for (size_t s = 0; s < layers.size(); ++s) {
+      for (int i = 0; i < e; ++i)
+        EXPECT_NEAR(f[s * per + rper + e + i], lref[s * lper + rper + i], 3e-3) << "layer " << layers[s] << " last " << i;
     }
     EXPECT_NEAR(f.back(), std::log1p(double(T)), 1e-6);
     // The max step is at least the mean step, and a real trajectory moves.
