@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -142,7 +143,8 @@ void add_train_confidence_command(CLI::App& app) {
   cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per answer")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->add_option("--seed", o->seed, "Training seed")->capture_default_str();
   cmd->add_option("--features-out", o->features_out, "Also write the collected feature rows here (JSON lines)");
-  cmd->add_option("--features-in", o->features_in, "Train from feature rows written by --features-out (no generation)");
+  cmd->add_option("--features-in", o->features_in,
+                  "Train from feature rows written by --features-out (no generation); several files: a,b");
   cmd->add_option("--test-features", o->test_features,
                   "After training, report AUROC per mode and share on these feature rows (other problems)");
   cmd->add_option("-o,--output", o->out, "Confidence file to write")->required();
@@ -167,7 +169,7 @@ void add_train_confidence_command(CLI::App& app) {
     int answers = 0, right = 0;
     const auto t0 = std::chrono::steady_clock::now();
     const auto modes_wanted = split_list(o->modes);
-    auto read_rows = [&](const std::string& file) {
+    auto read_rows = [&](const std::string& file, int group_offset = 0) {
       std::vector<Row> out;
       std::ifstream in(file);
       if (!in) throw InputError("cannot open feature file '" + file + "'");
@@ -179,13 +181,18 @@ void add_train_confidence_command(CLI::App& app) {
           throw InputError("feature file '" + file + "' was collected with another model");
         const std::string mode = j["mode"].get<std::string>();
         if (!mode.empty() && std::find(modes_wanted.begin(), modes_wanted.end(), mode) == modes_wanted.end()) continue;
-        out.push_back({j["g"].get<int>(), mode, j["share"].get<double>(), j["ok"].get<int>(), j["x"].get<std::vector<float>>()});
+        out.push_back({j["g"].get<int>() + group_offset, mode, j["share"].get<double>(), j["ok"].get<int>(), j["x"].get<std::vector<float>>()});
       }
       if (out.empty()) throw InputError("feature file '" + file + "' holds no rows of the modes asked for");
       return out;
     };
     if (!o->features_in.empty()) {
-      rows = read_rows(o->features_in);
+      // Several files (comma-separated): each one's problems stay separate groups.
+      const auto files = split_list(o->features_in);
+      for (size_t i = 0; i < files.size(); ++i) {
+        auto part = read_rows(files[i], static_cast<int>(i) * 10000000);
+        rows.insert(rows.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+      }
       for (const auto& r : rows)
         if (r.share == 1) ++answers, right += r.ok;
     } else {
