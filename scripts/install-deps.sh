@@ -13,9 +13,11 @@ esac
 # Building and running: the compiler, CMake and the -dev libraries the binary links.
 runtime=(build-essential cmake pkg-config nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libhiredis-dev)
 # Tests only: unit tests and benchmarks, the fuzzer (clang), the trainer smoke test (PyTorch), the
-# decision cache's Redis tier, the web UI's browser test (Chromium; playwright-core comes from npm),
+# decision cache's and the KV tier's Redis, the scale-out test's router (nginx, curl; python3-yaml checks
+# the Kubernetes manifests), the web UI's browser test (Chromium; playwright-core comes from npm),
 # and the llama.cpp oracle / openai client (Node.js, below).
-tests=(git libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3 python3-torch redis-server chromium)
+tests=(git libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3 python3-torch redis-server chromium
+       nginx curl python3-yaml)
 pkgs=("${runtime[@]}")
 [ "$mode" = all ] && pkgs+=("${tests[@]}")
 missing=()

@@ -65,8 +65,21 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--analysis-interval", o->srv.analysis_interval_ms,
                   "Asynchronous re-estimation period in ms (0: decide once per request)")
       ->check(CLI::Range(0, 60000))->capture_default_str()->group(g);
+  const char* t = "Scale-out (docs/scale-out.md)";
+  cmd->add_option("--kv-tier", o->srv.kv_tier.url,
+                  "Share full KV blocks and sessions with other replicas through Redis: redis://[user:password@]host:port[/db]")
+      ->group(t);
+  cmd->add_option("--kv-tier-ttl", o->srv.kv_tier.ttl_s, "TTL of every key in the KV tier (s, refreshed when read)")
+      ->check(CLI::Range(1, 1 << 30))->capture_default_str()->group(t);
+  cmd->add_option("--kv-tier-max-blocks", o->srv.kv_tier.max_blocks,
+                  "Blocks kept in the tier per model and KV layout (least recently used go first)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str()->group(t);
+  cmd->add_option("--kv-tier-timeout-ms", o->srv.kv_tier.timeout_ms,
+                  "Redis connect/read timeout: a slower tier is treated as down and serving goes on locally")
+      ->check(CLI::Range(1, 60000))->capture_default_str()->group(t);
   cmd->callback([o, cmd] {
     server::ServerOptions so = o->srv;
+    so.kv_tier.validate();  // a bad URL is an error at startup, not at the first request
     so.difficulty_path = o->reasoning.difficulty;
     so.controller = o->reasoning.controller();
     so.model_path = resolve_model(o->model.path);

@@ -169,6 +169,7 @@ void Engine::finish(Seq* s, StopReason reason, std::vector<TokenEvent>& events) 
     }
     ss.tokens.assign(s->tokens.begin(), s->tokens.begin() + s->n_computed);
     ss.last_used = std::chrono::steady_clock::now();
+    if (sink_) sink_->session_pinned(*kv_, s->req.session_id, s->req.cache_salt, ss.table, ss.tokens);
   }
   // Freed blocks keep their hashes: they stay reusable by later prompts until evicted (LRU).
   s->table.release_all(kv_->pool());
@@ -349,9 +350,16 @@ void Engine::replay_cached(Seq& s, int n) {
 void Engine::publish_hashes(Seq& s) {
   if (!p_.prefix_caching) return;
   const int bs = kv_->block_size();
+  BlockPool& pool = kv_->pool();
   for (int i = s.n_published; i < s.n_computed / bs; ++i) {
-    kv_->pool().set_hash(s.table.blocks()[i], s.hash_of_block(i, bs));
+    const BlockId b = s.table.blocks()[i];
+    const bool fresh = !pool.hash_of(b);
+    pool.set_hash(b, s.hash_of_block(i, bs));
     if (swa_kv_ && i >= s.swa_table.n_released()) swa_kv_->pool().set_hash(s.swa_table.blocks()[i], s.hash_of_block(i, bs));
+    // Only blocks published now (not a second copy of a cached one, not re-published history).
+    if (sink_ && fresh && pool.hash_of(b))
+      sink_->block_full(*kv_, b, s.hashes[i], i ? s.hashes[i - 1] : 0, s.req.cache_salt,
+                        s.tokens.data() + static_cast<size_t>(i) * bs, bs);
   }
   s.n_published = std::max(s.n_published, s.n_computed / bs);
 }
@@ -551,6 +559,92 @@ void Engine::drop_session(const std::string& id) {
 bool Engine::has_session(const std::string& id) {
   std::lock_guard lk(step_mu_);
   return sessions_.count(id) > 0;
+}
+
+void Engine::set_block_sink(KVBlockSink* sink) {
+  std::lock_guard lk(step_mu_);
+  sink_ = sink;
+}
+
+int Engine::cached_prefix_blocks(const std::vector<BlockHash>& hashes) {
+  if (!p_.prefix_caching) return 0;
+  std::lock_guard lk(step_mu_);
+  int n = 0;
+  while (n < static_cast<int>(hashes.size()) && kv_->pool().contains(hashes[n])) ++n;
+  return n;
+}
+
+int Engine::import_prefix_blocks(const std::vector<BlockHash>& hashes, const std::vector<const uint8_t*>& data) {
+  if (!p_.prefix_caching || swa_kv_) return 0;  // a tier block holds kv_'s layers only
+  std::lock_guard lk(step_mu_);
+  BlockPool& pool = kv_->pool();
+  // Imports go to the free queue's tail; more than the free blocks would evict each other.
+  int budget = pool.n_free() - 1;
+  int n = 0;
+  for (; n < static_cast<int>(hashes.size()); ++n) {
+    if (pool.contains(hashes[n])) continue;
+    if (n >= static_cast<int>(data.size()) || !data[n] || budget <= 0) break;
+    const auto b = pool.allocate();
+    if (!b) break;
+    --budget;
+    kv_->import_block(*b, data[n]);
+    pool.set_hash(*b, hashes[n]);
+    pool.release(*b);  // unreferenced but cached: the next prompt with this prefix takes it
+  }
+  {
+    std::lock_guard slk(mu_);
+    stats_.blocks = pool.stats();
+  }
+  return n;
+}
+
+int Engine::install_session(const std::string& id, std::vector<int32_t> tokens, const std::vector<BlockHash>& full_hashes,
+                            const uint8_t* tail, const std::vector<uint8_t>& tail_staging) {
+  if (swa_kv_) return 0;  // the sliding-window layers' blocks are not in the tier
+  std::lock_guard lk(step_mu_);
+  const int bs = kv_->block_size();
+  BlockPool& pool = kv_->pool();
+  BlockTable t;
+  int covered = 0;
+  bool whole = true;
+  for (BlockHash h : full_hashes) {
+    const auto b = pool.lookup(h);
+    if (!b) {
+      whole = false;
+      break;
+    }
+    t.append_owned(*b);
+    covered += bs;
+  }
+  covered = std::min(covered, static_cast<int>(tokens.size()));
+  if (whole && tail && covered < static_cast<int>(tokens.size()) && covered + bs >= static_cast<int>(tokens.size())) {
+    if (const auto b = pool.allocate()) {
+      kv_->import_block(*b, tail);
+      try {
+        kv_->import_staging(*b, tail_staging.data(), tail_staging.size());
+        t.append_owned(*b);
+        covered = static_cast<int>(tokens.size());
+      } catch (const InputError&) {
+        pool.release(*b);
+      }
+    }
+  }
+  if (covered == 0 || covered > limit_) {
+    t.release_all(pool);
+    return 0;
+  }
+  tokens.resize(covered);
+  Session& ss = sessions_[id];
+  ss.table.release_all(pool);
+  ss.table = std::move(t);
+  ss.tokens = std::move(tokens);
+  ss.last_used = std::chrono::steady_clock::now();
+  {
+    std::lock_guard slk(mu_);
+    stats_.blocks = pool.stats();
+    stats_.sessions = static_cast<int>(sessions_.size());
+  }
+  return covered;
 }
 
 void Engine::loop() {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/batched_forward.h"
+#include "engine/kv_block_sink.h"
 #include "engine/request.h"
 #include "kernels/threadpool.h"
 #include "kvcache/block_table.h"
@@ -87,6 +88,26 @@ class Engine {
   void drop_session(const std::string& session_id);
   bool has_session(const std::string& session_id);
 
+  // The KV tier (src/kvtier/): set before start(); sees every newly published full block and every
+  // pinned session on the step thread. nullptr: none. Blocks are kv()'s: with a sliding-window pool
+  // (swa_kv() non-null) importing and installing are refused (return 0).
+  void set_block_sink(KVBlockSink* sink);
+  // How many leading hashes of a prompt's chained block hashes the prefix cache holds now.
+  int cached_prefix_blocks(const std::vector<BlockHash>& hashes);
+  // Puts blocks fetched from elsewhere into the prefix cache as reusable (unreferenced) blocks:
+  // data[i] (kv().block_bytes() bytes, or nullptr when the block is already cached) under
+  // hashes[i], in order, stopping at the first that is neither cached nor given or when the pool
+  // would have to evict more than it frees. Returns how many leading hashes are cached afterwards.
+  int import_prefix_blocks(const std::vector<BlockHash>& hashes, const std::vector<const uint8_t*>& data);
+  // Pins a session rebuilt from cached full blocks (full_hashes, which import_prefix_blocks put in
+  // the prefix cache) plus an optional partial tail block (tail: block bytes, or nullptr). When a
+  // full block is no longer cached the session is cut before it (and the tail dropped). Returns the
+  // number of tokens pinned (0: none, nothing changed).
+  int install_session(const std::string& session_id, std::vector<int32_t> tokens, const std::vector<BlockHash>& full_hashes,
+                      const uint8_t* tail, const std::vector<uint8_t>& tail_staging);
+  const PagedKVCache& kv() const { return *kv_; }
+  uint64_t fingerprint() const { return fingerprint_; }
+
   EngineStats stats() const;
   // The sliding-window layers' own pool, when the model has one (for memory reports).
   const PagedKVCache* swa_kv() const { return swa_kv_.get(); }
@@ -138,6 +159,7 @@ class Engine {
   std::vector<float> logits_;
   std::map<std::string, Session> sessions_;
   uint64_t fingerprint_ = 0;
+  KVBlockSink* sink_ = nullptr;
 
   // Shared with submitters (mu_).
   mutable std::mutex mu_;

@@ -53,11 +53,61 @@ inline size_t packed_quant_offset(DType t, int64_t b) {
 inline size_t packed_scale_offset(DType t, int64_t b) {
   return static_cast<size_t>(b / 2) * packed_pair_bytes(t) + 2 * packed_quant_bytes(t) + static_cast<size_t>(b % 2) * 2 * kPackRows;
 }
+// Packed K-quant / IQ4_XS layout (pack_weight, AVX-512 VNNI): groups of 16 weight rows (the last
+// zero-padded); a group is one contiguous stream of its 256-element blocks, each kqp_block_bytes
+// long and 64-byte aligned. Every code becomes unsigned (Q3_K codes 0..7, Q6_K 0..63, IQ4_XS the
+// 4-bit codebook index; the kernel turns signed codes back through a per-slot offset) and is stored
+// at its own bit width, split in a low plane (4 bits, or 2 for Q2_K/Q3_K) and a high plane (Q5_K,
+// Q3_K: 1 bit; Q6_K: 2 bits). A block is its 8 chunks of 32 elements (32c..32c+31), each chunk its
+// low plane then its high plane (kqp_chunk_bytes; one sequential stream: a separate high-plane run
+// per block read 2-3x slower from DRAM, as the prefetcher lost track). "Group" g of a chunk = 4
+// consecutive elements 32c+4g..32c+4g+3; in a 64-byte vector, byte 4r+i = row r, element i:
+//   4-bit low plane, chunk bytes 64s (s < 4): low nibble = group s, high nibble = group 4+s
+//   2-bit low plane, chunk bytes 64v (v < 2): bits 2k..2k+1 = group 4v+k
+//   1-bit high plane, chunk bytes kqp_hi_offset: bit g = the code's bit above the low plane, group g
+//   2-bit high plane, chunk bytes kqp_hi_offset + 64h (h < 2): bits 2k..2k+1 = bits 4-5 of group 4h+k
+// After its 8 chunks each block holds the ns slot scales (16 or 8 per block, one per 16 or 32
+// elements), slot j at bytes 16j, byte r = row r's scale as int8; for types with a separate min
+// (Q2_K, Q4_K, Q5_K) the slot mins in pairs, pair p at bytes 32p, byte 2r+q = row r's min of slot
+// 2p+q (u8); then the 16 rows' fp16 D, and Dmin for types with mins. (Scales ahead of the chunks
+// read 15% slower from DRAM on Q6_K.) One vpdpbusd advances 16 rows by 4 elements and
+// every per-row factor is one vector load. Costs 1-5% more than the file's bytes (Q2_K 19%).
+struct KqPackGeom {
+  int lo_bits = 0, hi_bits = 0;  // bits per code in the low / high plane
+  int ns = 0;                    // scale slots per 256-block (16: 16 elements each; 8: 32)
+  bool mins = false;             // separate min per slot, Dmin per block (block = D s u - Dmin m)
+  int bias = 0;                  // sym types: value = code - bias (the offset enters as -bias * slot sum of x)
+  bool lut = false;              // IQ4_XS: the code indexes kIQ4Values (stored + 128 in the lookup)
+};
+constexpr KqPackGeom kqp_geom(DType t) {
+  switch (t) {
+    case DType::Q2_K: return {2, 0, 16, true, 0, false};
+    case DType::Q3_K: return {2, 1, 16, false, 4, false};
+    case DType::Q4_K: return {4, 0, 8, true, 0, false};
+    case DType::Q5_K: return {4, 1, 8, true, 0, false};
+    case DType::Q6_K: return {4, 2, 16, false, 32, false};
+    case DType::IQ4_XS: return {4, 0, 8, false, 128, true};
+    default: return {};
+  }
+}
+constexpr bool kqp_type(DType t) { return kqp_geom(t).ns != 0; }
+constexpr size_t kqp_chunk_bytes(const KqPackGeom& g) { return static_cast<size_t>(64 * (g.lo_bits + g.hi_bits)); }
+constexpr size_t kqp_hi_offset(const KqPackGeom& g) { return static_cast<size_t>(64 * g.lo_bits); }  // in a chunk
+constexpr size_t kqp_code_offset(const KqPackGeom&) { return 0; }
+constexpr size_t kqp_scale_offset(const KqPackGeom& g) { return 8 * kqp_chunk_bytes(g); }
+constexpr size_t kqp_min_offset(const KqPackGeom& g) { return kqp_scale_offset(g) + static_cast<size_t>(16 * g.ns); }
+constexpr size_t kqp_d_offset(const KqPackGeom& g) { return kqp_min_offset(g) + (g.mins ? static_cast<size_t>(16 * g.ns) : 0); }
+constexpr size_t kqp_block_bytes(const KqPackGeom& g) { return (kqp_d_offset(g) + (g.mins ? 64 : 32) + 63) & ~size_t{63}; }
 bool packed_kernels_available(DType t);  // AVX-512 (and VNNI for Q8_0/Q4_0), KVSCOPE_REPACK != 0
+// True when packed BF16 matrices use the column-pair layout for vdpbf16ps (AVX512_BF16): group
+// g, pair k/2, row r at uint16 offset ((g * Kp/2 + k/2) * 16 + r) * 2 + k % 2, Kp = K rounded up to
+// even (the odd tail zero). Otherwise BF16 packs column by column as F16 does.
+bool bf16_pair_layout();
 namespace avx512 {
 void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);      // a.packed set, Q8_0/Q4_0
-// a.packed set, F32/F16/BF16: 16-row groups stored column by column
+// a.packed set, F32/F16/BF16: 16-row groups stored column by column (BF16: see bf16_pair_layout)
 void packed_float_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
+void kq_packed_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, kqp_type(a.wt)
 }
 
 // Computes y[m*ldy + n] for every m < M and n in [n0, n1). Called concurrently on disjoint ranges.

@@ -237,14 +237,18 @@ void matmul_multi(const WeightRef* ws, float* const* ys, int n_mats, const float
   if (n_mats > 8) throw std::invalid_argument("matmul_multi: at most 8 matrices");
   for (int i = 0; i < n_mats; ++i) a[i] = detail::make_args(ws[i], M, ys[i]);
   detail::prepare(a[0], x, detail::conv_for(isa), isa != Isa::Scalar, &pool);
-  for (int i = 1; i < n_mats; ++i) a[i].x = a[0].x;
-  const detail::RowsFn fn = detail::rows_for(isa, ws[0].type);
+  // Each matrix takes its own type's rows (an IQ4_XS attn_q may share the pass with a Q6_K attn_v).
+  detail::RowsFn fns[8];
+  for (int i = 0; i < n_mats; ++i) {
+    a[i].x = a[0].x;
+    fns[i] = detail::rows_for(isa, ws[i].type);
+  }
   pool.run([&](int ith, int nt) {
     for (int i = 0; i < n_mats; ++i) {
       const int64_t N = ws[i].rows, units = (N + 15) / 16;
       const int64_t b = std::min(N, units * ith / nt * 16);
       const int64_t e = std::min(N, units * (ith + 1) / nt * 16);
-      if (b < e) fn(a[i], b, e);
+      if (b < e) fns[i](a[i], b, e);
     }
   });
 }

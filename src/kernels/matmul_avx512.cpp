@@ -331,7 +331,9 @@ void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
     case DType::Q3_K:
     case DType::Q4_K:
     case DType::Q5_K:
-    case DType::Q6_K: return kquant_rows(m, n0, n1);
+    case DType::Q6_K:
+      if (m.packed) return kq_packed_rows(m, n0, n1);
+      return kquant_rows(m, n0, n1);
     default: return scalar::matmul_rows(m, n0, n1);  // other types have their own rows (matmul.cpp)
   }
 }

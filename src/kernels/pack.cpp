@@ -10,6 +10,8 @@
 
 #include "kernels/internal.h"
 #include "kernels/kernels.h"
+#include "kernels/kquant.h"
+#include "kernels/legacy_quant.h"
 #include "util/env.h"
 
 namespace kvscope::kernels {
@@ -49,11 +51,33 @@ bool packed_kernels_available(DType t) {
     return __builtin_cpu_supports("avx512vnni") != 0;
   }();
   if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return avx512;
+  if (kqp_type(t)) return avx512 && vnni;
   return (t == DType::Q8_0 || t == DType::Q4_0) && avx512 && vnni;
+}
+bool bf16_pair_layout() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return v;
 }
 }  // namespace detail
 
 namespace {
+// BF16 for vdpbf16ps: each 32-bit lane holds two consecutive columns of one row (layout in internal.h).
+bool pack_bf16_pairs(WeightRef& w, PackedStore& store) {
+  const int64_t K = w.cols, kp = (K + 1) / 2, groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
+  auto* out = reinterpret_cast<uint16_t*>(store.alloc(static_cast<size_t>(groups * kp * detail::kPackRows) * 4));
+  const auto* src = static_cast<const uint16_t*>(w.data);
+  for (int64_t n = 0; n < w.rows; ++n) {
+    uint16_t* g = out + static_cast<size_t>((n / detail::kPackRows) * kp * detail::kPackRows + n % detail::kPackRows) * 2;
+    const auto* row = reinterpret_cast<const uint8_t*>(src) + static_cast<size_t>(n * K) * 2;
+    for (int64_t k = 0; k < K; ++k) std::memcpy(g + static_cast<size_t>((k / 2) * detail::kPackRows) * 2 + k % 2, row + 2 * k, 2);
+  }
+  w.packed = out;
+  return true;
+}
+
 // F32/F16/BF16: element (n, k) goes to group n/16, column k, lane n%16 (elements keep their bytes).
 bool pack_float(WeightRef& w, PackedStore& store) {
   const size_t eb = w.type == DType::F32 ? 4 : 2;
@@ -68,11 +92,95 @@ bool pack_float(WeightRef& w, PackedStore& store) {
   w.packed = out;
   return true;
 }
+// K-quants / IQ4_XS: each row's blocks are decoded to unsigned codes and integer scales (the
+// reference decoders, so the packed kernel multiplies exactly the integers the reference does) and
+// scattered into the group layout of KqPackGeom (internal.h).
+bool pack_kq(WeightRef& w, PackedStore& store) {
+  const detail::KqPackGeom G = detail::kqp_geom(w.type);
+  const int64_t nb = w.cols / 256;
+  const int64_t groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;
+  const size_t BB = detail::kqp_block_bytes(G), gbytes = BB * static_cast<size_t>(nb);
+  const size_t CS = detail::kqp_chunk_bytes(G), CO = detail::kqp_code_offset(G), HI = detail::kqp_hi_offset(G), SO = detail::kqp_scale_offset(G), MO = detail::kqp_min_offset(G),
+               DO = detail::kqp_d_offset(G);
+  const size_t bb = block_bytes(w.type), rb = row_bytes(w.type, w.cols);
+  uint8_t* out = store.alloc(gbytes * static_cast<size_t>(groups));  // zeroed: padding rows stay 0
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  uint8_t u[256];
+  int s[16], mn[16];
+  for (int64_t n = 0; n < w.rows; ++n) {
+    const int r = static_cast<int>(n % detail::kPackRows);
+    uint8_t* gp = out + static_cast<size_t>(n / detail::kPackRows) * gbytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = src + static_cast<size_t>(n) * rb + static_cast<size_t>(b) * bb;
+      uint8_t* bp = gp + static_cast<size_t>(b) * BB;
+      uint16_t D = 0, Dmin = 0;
+      if (G.lut) {  // IQ4_XS: sub-block j's bytes 16j.. hold elements 32j+l (low nibble), 32j+16+l (high)
+        const uint8_t* qs = blk + offsetof(BlockIQ4_XS, qs);
+        for (int j = 0; j < 8; ++j) {
+          for (int l = 0; l < 16; ++l) {
+            u[32 * j + l] = qs[16 * j + l] & 15;
+            u[32 * j + 16 + l] = qs[16 * j + l] >> 4;
+          }
+          s[j] = legacy::iq4xs_scale(blk, j);
+        }
+        std::memcpy(&D, blk, 2);
+      } else {
+        kquant::block_codes(w.type, blk, u);
+        kquant::BlockScales S;
+        kquant::block_scales(w.type, blk, S);
+        const int step = 16 / G.ns;  // Q4_K/Q5_K's BlockScales repeat each 32-element scale twice
+        for (int j = 0; j < G.ns; ++j) {
+          s[j] = S.s[step * j];
+          mn[j] = S.m[step * j];
+        }
+        D = fp32_to_fp16(S.D);
+        Dmin = fp32_to_fp16(S.Dmin);
+      }
+      for (int c = 0; c < 8; ++c) {
+        const uint8_t* uc = u + 32 * c;
+        uint8_t* cp = bp + CO + CS * static_cast<size_t>(c);
+        for (int i = 0; i < 4; ++i) {
+          if (G.lo_bits == 4) {
+            for (int q = 0; q < 4; ++q)
+              cp[64 * q + 4 * r + i] = static_cast<uint8_t>((uc[4 * q + i] & 15) | ((uc[16 + 4 * q + i] & 15) << 4));
+          } else {
+            for (int v = 0; v < 2; ++v) {
+              int byte = 0;
+              for (int k = 0; k < 4; ++k) byte |= (uc[16 * v + 4 * k + i] & 3) << (2 * k);
+              cp[64 * v + 4 * r + i] = static_cast<uint8_t>(byte);
+            }
+          }
+          if (G.hi_bits == 1) {
+            int byte = 0;
+            for (int g = 0; g < 8; ++g) byte |= ((uc[4 * g + i] >> G.lo_bits) & 1) << g;
+            cp[HI + 4 * r + i] = static_cast<uint8_t>(byte);
+          } else if (G.hi_bits == 2) {
+            for (int h = 0; h < 2; ++h) {
+              int byte = 0;
+              for (int k = 0; k < 4; ++k) byte |= ((uc[16 * h + 4 * k + i] >> 4) & 3) << (2 * k);
+              cp[HI + 64 * h + 4 * r + i] = static_cast<uint8_t>(byte);
+            }
+          }
+        }
+      }
+      for (int j = 0; j < G.ns; ++j) bp[SO + 16 * j + r] = static_cast<uint8_t>(static_cast<int8_t>(s[j]));
+      if (G.mins)
+        for (int j = 0; j < G.ns; ++j) bp[MO + 32 * (j / 2) + 2 * r + j % 2] = static_cast<uint8_t>(mn[j]);
+      std::memcpy(bp + DO + 2 * r, &D, 2);
+      if (G.mins) std::memcpy(bp + DO + 32 + 2 * r, &Dmin, 2);
+    }
+  }
+  w.packed = out;
+  return true;
+}
+
 }  // namespace
 
 bool pack_weight(WeightRef& w, PackedStore& store) {
   if (!w.data || w.rows <= 0 || w.cols <= 0 || w.packed || !detail::packed_kernels_available(w.type)) return false;
+  if (w.type == DType::BF16 && detail::bf16_pair_layout()) return pack_bf16_pairs(w, store);
   if (w.type == DType::F32 || w.type == DType::F16 || w.type == DType::BF16) return pack_float(w, store);
+  if (detail::kqp_type(w.type)) return pack_kq(w, store);
   const bool q4 = w.type == DType::Q4_0;
   const int64_t nb = w.cols / 32;
   const int64_t groups = (w.rows + detail::kPackRows - 1) / detail::kPackRows;

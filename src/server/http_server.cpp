@@ -204,10 +204,16 @@ void Server::Impl::load_model() {
     setup_signals(*m);
     auto eng = std::make_unique<Engine>(*m, opt.engine);
     eng->start();
+    std::unique_ptr<kvtier::KvTier> tier;
+    if (!opt.kv_tier.url.empty()) {
+      tier = std::make_unique<kvtier::KvTier>(opt.kv_tier);
+      tier->attach(*eng);
+    }
     metrics.kv_types = opt.engine.kv_type.describe();  // published by the state change below
     std::lock_guard lk(state_mu);
     model = std::move(m);
     engine = std::move(eng);
+    kv_tier = std::move(tier);
     State expected = State::Loading;
     state.compare_exchange_strong(expected, State::Ready, std::memory_order_acq_rel);
   } catch (const std::exception& e) {
@@ -331,7 +337,7 @@ void Server::Impl::setup_routes() {
   h.Get("/metrics", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
           std::optional<EngineStats> st;
           if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
-          res.set_content(metrics.render(st ? &*st : nullptr) + reasoning_metrics(), "text/plain; version=0.0.4; charset=utf-8");
+          res.set_content(metrics.render(st ? &*st : nullptr) + reasoning_metrics() + (kv_tier ? kv_tier->metrics_text() : ""), "text/plain; version=0.0.4; charset=utf-8");
         }));
   h.Get("/v1/stats", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
           std::optional<EngineStats> st;
@@ -471,6 +477,7 @@ void Server::shutdown() {
   s.http.stop();
   if (s.http_thread.joinable()) s.http_thread.join();
   if (s.engine) s.engine->stop();
+  if (s.kv_tier) s.kv_tier->flush(5.0);  // the last turns' blocks and sessions reach Redis
   s.state.store(State::Stopped);
 }
 

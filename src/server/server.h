@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "kvtier/kv_tier.h"
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/controller.h"
 #include "reasoning/decision_cache.h"
@@ -54,6 +55,8 @@ struct ServerOptions {
   int default_max_tokens = 0;        // -n: max_tokens of requests that give none (0: 16 for completions, the context for chat)
   std::string session_dir;           // non-empty: /v1/sessions saves and restores sessions here
   int analysis_interval_ms = 50;     // the asynchronous analyzer's period; 0 turns re-estimation off
+  // The shared KV tier in Redis (--kv-tier); url "" keeps KV local (docs/scale-out.md).
+  kvtier::KvTierOptions kv_tier;
 };
 
 // What an extension hook sees when a response (or a stream's final chunk) is written.

@@ -53,6 +53,7 @@ struct Server::Impl {
 
   std::unique_ptr<Model> model;
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<kvtier::KvTier> kv_tier;  // after engine: detaches from it before it goes
   tok::ChatFormat chat_format = tok::ChatFormat::ChatML;
   std::string model_id;
   int64_t created = 0;
@@ -96,6 +97,12 @@ struct Server::Impl {
   std::string session_path(uint64_t tenant, const std::string& id) const;
   json session_request(const httplib::Request& req, const std::string& id, const std::string& action);
   json session_list(const httplib::Request& req);
+  // Scale-out (scale_out.cpp): the X-Session-Id header names the session when the body does not
+  // (400 when both are given and differ); the KV tier restores the session or fetches the prompt's
+  // missing prefix blocks. Returns the prompt tokens brought in from the tier; `computing` gets the
+  // estimate of prompt tokens left to compute.
+  void apply_session_header(const httplib::Request& req, GenRequest& g) const;
+  int tier_prefetch(const std::vector<int32_t>& prompt, uint64_t salt, const std::string& session_key, int& computing);
   // Takes the finished engine request off the live set (waits for its final event if needed).
   Completion reap(RequestId id);
 };

@@ -372,3 +372,157 @@ TEST(KQuant, MultiOverMixedTypes) {
       for (int i = 0; i < 3; ++i) EXPECT_EQ(multi[i], single[i]) << isa_name(isa) << " matrix " << i << " threads " << threads;
     }
 }
+
+namespace {
+
+// Random IQ4_XS blocks: random codes and scales, a small positive fp16 d.
+void random_iq4xs(uint8_t* p, int64_t nblocks, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0.2f, 1.0f);
+  for (size_t i = 0; i < sizeof(BlockIQ4_XS) * static_cast<size_t>(nblocks); ++i) p[i] = static_cast<uint8_t>(rng());
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const uint16_t d = fp32_to_fp16(0.01f * u(rng));
+    std::memcpy(p + sizeof(BlockIQ4_XS) * static_cast<size_t>(b), &d, 2);
+  }
+}
+
+// The packed (row-interleaved) AVX-512 VNNI kernels against ref::matmul: the same exact per-block
+// integers, a float sum of at most T = 4 nb + 2 rounded terms per output, so the difference is
+// bounded by 2 (T + 2) u S (S as in check(); IQ4_XS from the dequantized weights). Rows past N
+// (the zero padding of the last 16-row group) must never be written.
+void check_packed(DType t, int64_t M, int64_t N, int64_t nb, int nthreads, std::mt19937& rng) {
+  const int64_t K = 256 * nb;
+  const size_t rb = row_bytes(t, K);
+  std::vector<uint8_t> wbuf(rb * static_cast<size_t>(N));
+  if (t == DType::IQ4_XS)
+    random_iq4xs(wbuf.data(), N * nb, rng);
+  else
+    random_blocks(t, wbuf.data(), N * nb, rng);
+  WeightRef w{wbuf.data(), t, N, K};
+  auto x = normal_rows(M * K, rng);
+  std::vector<float> yref(static_cast<size_t>(M * N));
+  ref::matmul(w, x.data(), M, yref.data());
+  PackedStore store;
+  ASSERT_TRUE(pack_weight(w, store)) << dtype_name(t);
+  ASSERT_NE(w.packed, nullptr);
+
+  std::vector<int8_t> q(static_cast<size_t>(K));
+  std::vector<float> d(static_cast<size_t>(nb)), wf(static_cast<size_t>(K));
+  std::vector<int16_t> bs(static_cast<size_t>(16 * nb));
+  std::vector<double> S(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m) {
+    kquant::quantize_act_q8k(x.data() + m * K, q.data(), d.data(), bs.data(), K);
+    for (int64_t n = 0; n < N; ++n) {
+      const uint8_t* row = wbuf.data() + rb * static_cast<size_t>(n);
+      double acc = 0;
+      if (t == DType::IQ4_XS) {
+        dequantize_row(t, row, wf.data(), K);
+        for (int64_t k = 0; k < K; ++k) acc += std::fabs(d[k / 256] * wf[k]) * std::abs(q[k]);
+      } else {
+        for (int64_t b = 0; b < nb; ++b) {
+          const uint8_t* blk = row + block_bytes(t) * static_cast<size_t>(b);
+          kquant::BlockScales sc;
+          kquant::block_scales(t, blk, sc);
+          uint8_t u[256];
+          kquant::block_codes(t, blk, u);
+          for (int e = 0; e < 256; ++e)
+            acc += std::fabs(d[b]) * (std::fabs(sc.D * sc.s[e / 16] * u[e]) + std::fabs(sc.Dmin * sc.m[e / 16])) *
+                   std::abs(q[256 * b + e]);
+        }
+      }
+      S[m * N + n] = acc;
+    }
+  }
+  const double T = 4.0 * static_cast<double>(nb) + 2.0;
+  ThreadPool pool(nthreads);
+  set_active_isa(Isa::AVX512);
+  constexpr int kGuard = 16;
+  std::vector<float> y(static_cast<size_t>(M * N + kGuard), -7.0f);
+  matmul(w, x.data(), M, y.data(), pool);
+  std::vector<float> y1(y.size(), -7.0f), y2(y.size(), -7.0f);
+  float* ys[2] = {y1.data(), y2.data()};
+  const WeightRef pair[2] = {w, w};
+  matmul_multi(pair, ys, 2, x.data(), M, pool);
+  for (int64_t i = 0; i < M * N; ++i) {
+    const double tol = 2.0 * (T + 2.0) * std::ldexp(1.0, -24) * S[i] + 1e-30;
+    ASSERT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
+        << dtype_name(t) << " packed M=" << M << " N=" << N << " nb=" << nb << " threads=" << nthreads << " at m=" << i / N
+        << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
+    ASSERT_EQ(y1[i], y[i]) << "matmul_multi differs from matmul at " << i;
+    ASSERT_EQ(y2[i], y[i]) << "matmul_multi differs from matmul at " << i;
+  }
+  for (int i = 0; i < kGuard; ++i) {
+    ASSERT_EQ(y[M * N + i], -7.0f) << dtype_name(t) << ": wrote past the output (padding rows)";
+    ASSERT_EQ(y1[M * N + i], -7.0f) << dtype_name(t) << ": matmul_multi wrote past the output";
+  }
+}
+
+bool packed_available(DType t) { return detail::packed_kernels_available(t); }
+
+}  // namespace
+
+TEST(KQuant, PackedMatchesReference) {
+  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX-512 VNNI (or KVSCOPE_REPACK=0): no packed K-quant kernels";
+  IsaGuard g;
+  std::mt19937 rng(21);
+  int c = 0;
+  for (DType t : {DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS})
+    for (int64_t M : {1, 3, 6})
+      for (int64_t N : {1, 15, 17, 40})
+        for (int64_t nb : {1, 3}) {
+          check_packed(t, M, N, nb, 1 + c % 3, rng);
+          ++c;
+        }
+}
+
+TEST(KQuant, PackedLargerShapesThreaded) {
+  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX-512 VNNI (or KVSCOPE_REPACK=0): no packed K-quant kernels";
+  IsaGuard g;
+  std::mt19937 rng(22);
+  check_packed(DType::Q4_K, 1, 515, 8, 2, rng);
+  check_packed(DType::Q6_K, 1, 301, 11, 3, rng);
+  check_packed(DType::Q5_K, 19, 130, 4, 2, rng);
+  check_packed(DType::Q3_K, 9, 77, 7, 3, rng);
+  check_packed(DType::Q2_K, 33, 40, 3, 2, rng);
+  check_packed(DType::IQ4_XS, 7, 99, 5, 3, rng);
+}
+
+// A Q4_K_M / IQ4_XS layer's decode pass over packed matrices of different types (IQ4_XS attn_q,
+// Q4_K attn_k, Q6_K attn_v) equals one matmul per matrix and the reference.
+TEST(KQuant, PackedMultiOverMixedTypes) {
+  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX-512 VNNI (or KVSCOPE_REPACK=0): no packed K-quant kernels";
+  IsaGuard g;
+  std::mt19937 rng(23);
+  const int64_t nb = 2, K = 256 * nb;
+  const DType types[3] = {DType::IQ4_XS, DType::Q4_K, DType::Q6_K};
+  const int64_t rows[3] = {45, 19, 33};
+  std::vector<std::vector<uint8_t>> bufs(3);
+  WeightRef ws[3];
+  PackedStore store;
+  for (int i = 0; i < 3; ++i) {
+    bufs[i].resize(row_bytes(types[i], K) * static_cast<size_t>(rows[i]));
+    if (types[i] == DType::IQ4_XS)
+      random_iq4xs(bufs[i].data(), rows[i] * nb, rng);
+    else
+      random_blocks(types[i], bufs[i].data(), rows[i] * nb, rng);
+    ws[i] = WeightRef{bufs[i].data(), types[i], rows[i], K};
+    ASSERT_TRUE(pack_weight(ws[i], store));
+  }
+  auto x = normal_rows(K, rng);
+  set_active_isa(Isa::AVX512);
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    std::vector<std::vector<float>> multi(3), single(3);
+    float* ys[3];
+    for (int i = 0; i < 3; ++i) {
+      multi[i].assign(static_cast<size_t>(rows[i]), -7.0f);
+      single[i].assign(static_cast<size_t>(rows[i]), -9.0f);
+      ys[i] = multi[i].data();
+      matmul(ws[i], x.data(), 1, single[i].data(), pool);
+      std::vector<float> r(static_cast<size_t>(rows[i]));
+      ref::matmul(ws[i], x.data(), 1, r.data());
+      for (int64_t n = 0; n < rows[i]; ++n) EXPECT_NEAR(single[i][n], r[n], 1e-4f * (1.0f + std::fabs(r[n]))) << i << " " << n;
+    }
+    matmul_multi(ws, ys, 3, x.data(), 1, pool);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(multi[i], single[i]) << "matrix " << i << " threads " << threads;
+  }
+}
