@@ -14,6 +14,8 @@
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/dataset.h"
 #include "reasoning/planned_generate.h"
+#include "reasoning/early_cut.h"
+#include "signals/confidence_probe.h"
 #include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
@@ -126,7 +128,10 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Measure a model's greedy accuracy on a benchmark task");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "test", mode = "slow", details;
+    std::string task = "tinygsm", split = "test", mode = "slow", details, probe;
+    bool early_cut = false;
+    double cut_below = 0;
+    int cut_min_tokens = 5;
     int n = 1000, max_tokens = 256;
     uint64_t seed = tinygsm::kDefaultSeed;
     bool json = false, quiet = false, no_recheck = false;
@@ -154,6 +159,13 @@ void add_eval_command(CLI::App& app) {
                   "run at each --reasoning-effort");
   cmd->add_option("--reasoning-effort", o->efforts, "With --data: efforts to measure, comma-separated (none,low,medium,high)")
       ->capture_default_str();
+  cmd->add_flag("--early-cut", o->early_cut,
+                "auto: cut fast/mixed answers the confidence probe predicts wrong and retry them slower");
+  cmd->add_option("--probe", o->probe, "Confidence-probe file (default: <model>.confidence.bin beside the model)");
+  cmd->add_option("--early-cut-below", o->cut_below, "Cut below this P(correct) (default: the probe file's threshold)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--early-cut-min-tokens", o->cut_min_tokens, "Tokens an attempt generates before it may be cut")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->callback([o] {
     if (!o->data.empty()) {
       eval_data(resolve_model(o->model.path), o->data, o->efforts, o->n, o->max_tokens, o->model, o->reasoning, o->details,
@@ -208,6 +220,17 @@ void add_eval_command(CLI::App& app) {
     ao.controller = controller;
     ao.max_tokens = o->max_tokens;
     ao.runtime_checks = !o->no_recheck;
+    std::unique_ptr<signals::ProbeFile> probe;
+    std::unique_ptr<reasoning::ProbeEarlyCut> cutter;
+    if (o->early_cut) {
+      if (!with_auto) throw InputError("--early-cut applies to --mode auto");
+      const std::string pp = o->probe.empty() ? signals::sibling_probe_path(path) : o->probe;
+      if (pp.empty()) throw InputError("--early-cut needs a confidence probe: pass --probe FILE (kvscope train-confidence)");
+      probe = std::make_unique<signals::ProbeFile>(signals::load_probe(pp, model_fingerprint(*model)));
+      cutter = std::make_unique<reasoning::ProbeEarlyCut>(*model, *probe, o->cut_below, o->cut_min_tokens);
+      ao.monitor = cutter.get();
+    }
+    int early_cuts = 0;
     using clock = std::chrono::steady_clock;
     auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
     auto tally = [](ModeRun& mr, int steps, bool ok, long ntok) {
@@ -257,6 +280,7 @@ void add_eval_command(CLI::App& app) {
           early += sw["action"] == "early_answer";
           upgrades += sw["action"] == "upgrade";
           retries += sw["action"] == "retry";
+          early_cuts += sw["action"] == "early_cut";
         }
         fallbacks += r.initial.confidence < controller.min_confidence;
         estimate_ms += r.estimate_ms;
@@ -295,6 +319,8 @@ void add_eval_command(CLI::App& app) {
       j["early_answers"] = early;
       j["upgrades"] = upgrades;
       j["retries"] = retries;
+      j["early_cuts"] = early_cuts;
+      if (cutter) j["early_cut_below"] = cutter->threshold();
       j["low_confidence_fallbacks"] = fallbacks;
       j["mean_estimate_ms"] = auto_run.all.n ? estimate_ms / auto_run.all.n : 0.0;
       j["difficulty_file"] = difficulty_path;
@@ -344,6 +370,9 @@ void add_eval_command(CLI::App& app) {
                   a["initial_modes"].dump().c_str(), a["final_modes"].dump().c_str(), a["early_answers"].get<int>(),
                   a["upgrades"].get<int>(), a["retries"].get<int>(), a["low_confidence_fallbacks"].get<int>(),
                   a["mean_estimate_ms"].get<double>());
+      if (a.contains("early_cut_below"))
+        std::printf("auto: %d early cuts (probe P(correct) < %.4f)\n", a["early_cuts"].get<int>(),
+                    a["early_cut_below"].get<double>());
     }
   });
 }

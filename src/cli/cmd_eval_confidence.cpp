@@ -12,10 +12,13 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "model/fingerprint.h"
+#include "signals/confidence_probe.h"
 #include "signals/confidence_metrics.h"
 #include "signals/scored_generation.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace kvscope::cli {
 
@@ -50,10 +53,11 @@ void add_eval_confidence_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval-confidence", "Evaluate answer-confidence scores (KV-CoE and baselines) on tinygsm");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "test", mode = "slow", layers = "mid", details;
+    std::string task = "tinygsm", split = "test", mode = "slow", layers = "mid", details, probe;
     int n = 2000, max_tokens = 256;
     uint64_t seed = tinygsm::kDefaultSeed;
-    bool json = false, quiet = false, pre_rope = signals::kDefaultPreRope, no_hidden = false, no_ablation = false;
+    bool json = false, quiet = false, pre_rope = signals::kDefaultPreRope, no_hidden = false, no_ablation = false,
+         no_probe = false;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -67,6 +71,8 @@ void add_eval_confidence_command(CLI::App& app) {
   cmd->add_flag("--pre-rope,!--post-rope", o->pre_rope, "KV features from K before RoPE");
   cmd->add_flag("--no-hidden", o->no_hidden, "Skip the hidden-state CoE");
   cmd->add_flag("--no-ablation", o->no_ablation, "Skip the per-layer ablation");
+  cmd->add_option("--probe", o->probe, "Confidence-probe file (default: <model>.confidence.bin beside the model)");
+  cmd->add_flag("--no-probe", o->no_probe, "Skip the learned confidence probe");
   cmd->add_option("--details", o->details, "Write every problem's scores to this JSON-lines file");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar on stderr");
@@ -84,6 +90,15 @@ void add_eval_confidence_command(CLI::App& app) {
     so.pre_rope = o->pre_rope;
     so.hidden = !o->no_hidden;
     signals::parse_layers(o->layers, L);  // bad selections fail before any work
+    std::unique_ptr<signals::ProbeFile> probe;
+    if (!o->no_probe) {
+      const std::string pp = o->probe.empty() ? signals::sibling_probe_path(path) : o->probe;
+      if (!pp.empty()) {
+        probe = std::make_unique<signals::ProbeFile>(signals::load_probe(pp, model_fingerprint(*model)));
+        so.probe = probe.get();
+        so.probe_trace = true;
+      }
+    }
     if (!o->no_ablation) {
       // Both K stages on the same answers, so the better default can be read off one run.
       const bool post = false, pre = true;
@@ -103,6 +118,8 @@ void add_eval_confidence_command(CLI::App& app) {
     std::vector<std::string> names;
     std::map<std::string, std::vector<double>> values;  // score name -> per item
     std::map<std::string, std::vector<double>> ablation_c, ablation_r, ablation_cn;
+    std::map<std::string, std::vector<double>> early;  // probe score after a share of the tokens
+    size_t probe_bytes = 0;
     long tokens = 0;
     size_t kv_bytes = 0, tap_bytes = 0, hidden_bytes = 0, hidden_full_bytes = 0;
     int correct = 0;
@@ -129,6 +146,12 @@ void add_eval_confidence_command(CLI::App& app) {
         ablation_r[name].push_back(c.coe_r);
         ablation_cn[name].push_back(c.coe_c_norm);
       }
+      if (r.signals.has_probe) {
+        early["25%"].push_back(r.signals.probe_at(0.25));
+        early["50%"].push_back(r.signals.probe_at(0.50));
+        early["75%"].push_back(r.signals.probe_at(0.75));
+        probe_bytes += r.signals.probe_bytes;
+      }
       kv_bytes += r.signals.kv_bytes;
       tap_bytes += r.signals.tap_bytes;
       hidden_bytes += r.signals.hidden_bytes;
@@ -146,6 +169,32 @@ void add_eval_confidence_command(CLI::App& app) {
 
     nlohmann::json scores = nlohmann::json::object();
     for (const auto& k : names) scores[k] = measure(values[k], ok, signals::score_orientation(k)).json(signals::score_orientation(k));
+    // The probe's own cost per token, measured alone (robust on a shared machine): its tap fed
+    // random K/V rows of its layers, then the features and the MLP, as a stream scoring every token
+    // would; against this run's time per generated token (prompt, decode and every score included).
+    double probe_us = 0;
+    if (probe) {
+      const HParams& hp = model->hparams();
+      signals::ProbeFeatures pt(hp, probe->spec, 0);
+      signals::LogitStats ls;
+      std::vector<float> k(hp.n_kv_dim()), v(hp.n_kv_dim()), lg(hp.n_vocab, 0.0f);
+      util::SplitMix64 rr{3};
+      for (auto& x : k) x = static_cast<float>(rr.normal());
+      for (auto& x : v) x = static_cast<float>(rr.normal());
+      const int reps = 2000;
+      double sink = 0;
+      const auto tp = std::chrono::steady_clock::now();
+      for (int t = 0; t < reps; ++t) {
+        k[t % k.size()] += 0.01f;
+        for (int l : probe->spec.layers) pt.on_kv(l, t, 1, k.data(), v.data());
+        sink += probe->mlp.score(pt.features(ls));
+      }
+      probe_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tp).count() / reps;
+      if (sink < 0) std::fprintf(stderr, "%f\n", sink);  // keeps the loop
+    }
+    const double step_us = tokens > 0 ? wall * 1e6 / static_cast<double>(tokens) : 0.0;
+    nlohmann::json early_j = nlohmann::json::object();
+    for (auto& [k, v] : early) early_j[k] = measure(v, ok, 1).json(1);
     nlohmann::json abl = nlohmann::json::object();
     for (auto& [name, v] : ablation_c) {
       abl[name] = {{"kv_coe_c", measure(v, ok, 1).json(1)},
@@ -155,9 +204,13 @@ void add_eval_confidence_command(CLI::App& app) {
     nlohmann::json out = {{"task", o->task}, {"split", o->split}, {"mode", o->mode}, {"n", o->n}, {"seed", o->seed},
                           {"model", path}, {"layers", signals::parse_layers(o->layers, L)}, {"pre_rope", o->pre_rope},
                           {"correct", correct}, {"accuracy", correct / n}, {"mean_tokens", tokens / n}, {"wall_s", wall},
-                          {"scores", scores}, {"ablation", abl},
+                          {"scores", scores}, {"ablation", abl}, {"kv_probe_early", early_j},
+                          {"probe_cost", {{"probe_us_per_token", probe_us}, {"run_us_per_generated_token", step_us},
+                                          {"share", step_us > 0 ? probe_us / step_us : 0.0}}},
                           {"memory_per_sequence", {{"kv_bytes", kv_bytes / n}, {"kv_tap_bytes", tap_bytes / n},
                                                    {"kv_tap_fraction", kv_bytes ? double(tap_bytes) / kv_bytes : 0.0},
+                                                   {"probe_bytes", probe_bytes / n},
+                                                   {"probe_fraction", kv_bytes ? double(probe_bytes) / kv_bytes : 0.0},
                                                    {"hidden_tap_bytes", hidden_bytes / n},
                                                    {"hidden_full_bytes", hidden_full_bytes / n},
                                                    {"hidden_full_fraction", kv_bytes ? double(hidden_full_bytes) / kv_bytes : 0.0}}}};
@@ -178,6 +231,14 @@ void add_eval_confidence_command(CLI::App& app) {
       std::printf("%-15s %7.2f %7.2f %7.2f %7.2f  %s%s\n", k.c_str(), num(m["auroc"]), num(m["auroc_best"]), num(m["fpr95"]),
                   num(m["aupr"]), signals::score_orientation(k) > 0 ? "high=confident" : "low=confident",
                   m["flipped"].get<bool>() ? " (flipped)" : "");
+    }
+    if (!early_j.empty()) {
+      std::printf("\nkv_probe early warning (AUROC of P(correct) after a share of the tokens)\n");
+      for (auto& [k, m] : early_j.items()) std::printf("  after %-4s %7.2f\n", k.c_str(), num(m["auroc"]));
+      std::printf("  probe state %.0f bytes per sequence, %.2f%% of its KV\n", probe_bytes / n,
+                  kv_bytes ? 100.0 * probe_bytes / kv_bytes : 0.0);
+      std::printf("  probe cost %.2f us per scored token, %.2f%% of this run's %.0f us per generated token\n", probe_us,
+                  step_us > 0 ? 100.0 * probe_us / step_us : 0.0, step_us);
     }
     if (!abl.empty()) {
       std::printf("\nlayer ablation (AUROC, higher=confident / best orientation)\n%-10s %15s %15s %15s\n", "layers",

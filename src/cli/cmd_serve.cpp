@@ -1,6 +1,8 @@
 // kvscope serve: the OpenAI-compatible HTTP server (src/server). SIGINT/SIGTERM shut it down
 // gracefully: in-flight requests finish (or are cancelled after --shutdown-grace), then it exits.
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -19,7 +21,7 @@ void add_serve_command(CLI::App& app) {
     size_t max_body_kib = 1024;
     ReasoningOpts reasoning;
     int reasoning_budget = -1;
-    std::string signals = "on";
+    std::string signals = "on", reject;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);  // -m -t -c -b and the KV types, as in run
@@ -41,6 +43,16 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   cmd->add_option("--session-dir", o->srv.session_dir,
                   "Enable /v1/sessions: save and restore conversations' KV as files in this directory");
+  const char* sg = "KV signals";
+  cmd->add_option("--confidence-probe", o->srv.confidence_path,
+                  "Learned confidence probe (default: <model>.confidence.bin when present)")->group(sg);
+  cmd->add_option("--confidence-every", o->srv.confidence_every, "Streams: kvscope.confidence every N tokens")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str()->group(sg);
+  cmd->add_option("--kv-profile", o->srv.kv_profile_path,
+                  "KV anomaly profile: kvscope.anomaly on every response (auto: <model>.kvprofile.bin)")->group(sg);
+  cmd->add_option("--reject-anomalous", o->reject,
+                  "Refuse prompts whose KV anomaly score exceeds THRESHOLD with a 400 ('default': the profile's threshold)")
+      ->group(sg);
   cmd->add_flag("--log-requests", o->srv.log_requests, "Log one line per request on stderr");
   cmd->add_flag("!--no-webui", o->srv.webui, "Do not serve the web UI (/ and /dashboard answer 404)");
   add_reasoning_options(cmd, o->reasoning);
@@ -89,6 +101,17 @@ void add_serve_command(CLI::App& app) {
     so.engine.swa_full = o->model.swa_full;
     so.max_body_bytes = o->max_body_kib << 10;
     so.signals = o->signals == "on";
+    if (!o->reject.empty()) {
+      if (o->reject == "default") {
+        so.reject_anomalous = 0;
+      } else {
+        char* end = nullptr;
+        const double v = std::strtod(o->reject.c_str(), &end);
+        if (end == o->reject.c_str() || *end || !(v > 0) || !std::isfinite(v))
+          throw InputError("--reject-anomalous: '" + o->reject + "' is not a positive number or 'default'");
+        so.reject_anomalous = v;
+      }
+    }
     // Signals are taken synchronously by this thread; every server thread inherits the mask.
     sigset_t sigs;
     sigemptyset(&sigs);

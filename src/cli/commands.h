@@ -24,6 +24,9 @@ void add_train_difficulty_command(CLI::App& app);
 void add_analyze_difficulty_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
+void add_train_confidence_command(CLI::App& app);
+void add_kv_profile_command(CLI::App& app);
+void add_eval_anomaly_command(CLI::App& app);
 
 // The model used when -m is not given: the project's reasoner when present, else the small model
 // the build writes next to the executable. Throws InputError when neither exists.

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   kvscope::cli::add_analyze_difficulty_command(app);
   kvscope::cli::add_inspect_command(app);
   kvscope::cli::add_perplexity_command(app);
+  kvscope::cli::add_train_confidence_command(app);
+  kvscope::cli::add_kv_profile_command(app);
+  kvscope::cli::add_eval_anomaly_command(app);
   try {
     // CLI11 wants the arguments in reverse order when given a vector.
     std::vector<std::string> args = kvscope::cli::rewrite_llama_flags(std::vector<std::string>(argv + 1, argv + argc));

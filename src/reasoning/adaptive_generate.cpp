@@ -6,6 +6,7 @@
 
 #include "reasoning/driver.h"
 #include "signals/coe_scores.h"
+#include "signals/kv_tap.h"
 #include "util/error.h"
 
 namespace kvscope::reasoning {
@@ -70,7 +71,11 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     throw InputError("difficulty estimator expects " + std::to_string(mlp->input_dim()) + " features, the tap gives " +
                      std::to_string(tap->dim()));
   TapGuard guard{ctx, ctx.tap()};
-  ctx.set_tap(tap.get());
+  // With a monitor both taps observe the same pass.
+  std::unique_ptr<signals::TapFanout> fan;
+  if (o.monitor && tap)
+    fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{tap.get(), o.monitor->tap()}, &ctx.model());
+  ctx.set_tap(fan ? static_cast<KVTap*>(fan.get()) : tap ? static_cast<KVTap*>(tap.get()) : o.monitor ? o.monitor->tap() : nullptr);
   ctx.reset();
 
   auto t0 = clock_t_::now();
@@ -123,6 +128,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     auto tp = clock_t_::now();
     ctx.truncate(static_cast<int>(keep));
     if (tap) tap->restore(q_state);
+    if (o.monitor) o.monitor->begin(static_cast<int>(p.size()));
     const std::vector<float>* logits = &ctx.eval(std::vector<int32_t>(p.begin() + keep, p.end()));
     res.prompt_ms += ms_since(tp);
 
@@ -170,6 +176,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
       ++res.generated_total;
       if (retries && m != Mode::Slow) answer_stats.add(logits->data(), n_vocab, id);  // slow is never retried
+      if (o.monitor) o.monitor->token(logits->data(), n_vocab, id);
       if (tk.is_eog(id)) {
         res.stop_reason = answering ? StopReason::EarlyAnswer : StopReason::Eos;
         break;
@@ -227,6 +234,13 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         tap->restore(st);
         logits = &saved;
         o.on_checkpoint(g, feats, forced);
+      }
+      if (o.monitor && !o.forced && m != Mode::Slow && !answer_started) {
+        double pc = 0, below = 0;
+        if (o.monitor->cut(m, g, pc, below) && ctl.early_cut(g, pc, below)) {
+          act = Controller::Action::Upgrade;  // restart slower, as an upgrade does
+          break;
+        }
       }
       if (!checks) continue;
       act = ctl.observe(g, mlp->estimate(tap->features()), answer_started);

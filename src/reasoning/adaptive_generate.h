@@ -31,6 +31,21 @@ struct ReasoningFormat {
   std::string prompt(const std::string& question, Mode m) const;
 };
 
+// An observer the driver consults while an attempt generates: the learned confidence probe's
+// early cut (reasoning/early_cut.h). begin() before each attempt's prompt is fed, token() after
+// each sampled token (its logits still valid), and cut() at every check point of a fast or mixed
+// attempt: true predicts a wrong answer, so the attempt is dropped and the question restarted in
+// the next slower mode (switch "early_cut").
+class AttemptMonitor {
+ public:
+  virtual ~AttemptMonitor() = default;
+  virtual KVTap* tap() = 0;  // observes the attempt's K/V next to the driver's own tap
+  virtual void begin(int prompt_len) = 0;
+  virtual void token(const float* logits, int n_vocab, int32_t id) = 0;
+  // p_correct, threshold: the score behind the decision and its bound (for the trace).
+  virtual bool cut(Mode mode, int generated, double& p_correct, double& threshold) = 0;
+};
+
 struct AdaptiveOptions {
   ControllerConfig controller;
   ReasoningFormat format;
@@ -52,6 +67,7 @@ struct AdaptiveOptions {
   std::function<std::vector<int32_t>(Mode)> render;
   std::vector<int32_t> question_tokens;
   EffortBudgets budgets;
+  AttemptMonitor* monitor = nullptr;    // early cut (not owned)
 };
 
 struct AdaptiveResult {

@@ -94,6 +94,18 @@ bool Controller::check_answer(int g, double answer_confidence) {
   return true;
 }
 
+bool Controller::early_cut(int g, double p_correct, double below) {
+  if (mode_ == Mode::Slow) return false;
+  const Mode to = mode_ == Mode::Fast ? Mode::Mixed : Mode::Slow;
+  char why[96];
+  std::snprintf(why, sizeof why, "probe P(correct) %.3f < %.3f", p_correct, below);
+  switches_.push_back({attempt_, g, "early_cut", mode_, to, why});
+  mode_ = to;
+  ++attempt_;
+  early_done_ = false;
+  return true;
+}
+
 void Controller::refuse_upgrade(Mode m, const std::string& why) {
   const int g = trace_.empty() ? 0 : trace_.back().generated;
   switches_.push_back({attempt_, g, "upgrade_refused", mode_, m, why});

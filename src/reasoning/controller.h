@@ -80,6 +80,9 @@ class Controller {
   // An attempt ended with an answer of this confidence (mean max token probability); true: the
   // controller moved to the next slower mode (switch "retry") and the caller should start it.
   bool check_answer(int generated, double answer_confidence);
+  // The confidence probe predicts the running fast or mixed attempt wrong (p_correct below
+  // `below`): move to the next slower mode (switch "early_cut"); false in slow mode.
+  bool early_cut(int generated, double p_correct, double below);
 
   // Undo an upgrade the caller could not carry out (a stream that already sent text): back to m,
   // noted in the switches as "upgrade_refused".

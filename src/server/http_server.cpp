@@ -167,6 +167,36 @@ void Server::Impl::setup_reasoning(const Model& m) {
     rc.analyzer = std::make_unique<reasoning::AsyncAnalyzer>(rc.difficulty->mlp, opt.analysis_interval_ms);
 }
 
+void Server::Impl::setup_signals(const Model& m) {
+  const uint64_t fp = model_fingerprint(m);
+  // Files asked for explicitly must fit the model; a sibling that does not is skipped with a warning.
+  auto load = [&](const std::string& given, std::string sibling, auto loader) {
+    const std::string path = given.empty() ? sibling : given;
+    using T = decltype(loader(path));
+    if (path.empty()) return std::unique_ptr<T>();
+    try {
+      return std::make_unique<T>(loader(path));
+    } catch (const InputError& e) {
+      if (!given.empty()) throw;
+      std::fprintf(stderr, "warning: %s; ignored\n", e.what());
+      return std::unique_ptr<T>();
+    }
+  };
+  if (opt.signals)
+    probe = load(opt.confidence_path, signals::sibling_probe_path(opt.model_path),
+                 [&](const std::string& p) { return signals::load_probe(p, fp); });
+  // The profile is opt-in: scoring a prompt costs a prefill pass before the request is admitted.
+  if (opt.kv_profile_path == "auto") {
+    const std::string sib = signals::sibling_profile_path(opt.model_path);
+    if (sib.empty()) throw InputError("--kv-profile auto: no <model>.kvprofile.bin beside the model (build one with kvscope kv-profile)");
+    kv_profile = std::make_unique<signals::KVProfile>(signals::load_profile(sib, fp));
+  } else if (!opt.kv_profile_path.empty()) {
+    kv_profile = std::make_unique<signals::KVProfile>(signals::load_profile(opt.kv_profile_path, fp));
+  }
+  if (opt.reject_anomalous >= 0 && !kv_profile)
+    throw InputError("--reject-anomalous needs a KV profile (--kv-profile FILE, or <model>.kvprofile.bin; build one with kvscope kv-profile)");
+}
+
 void Server::Impl::load_model() {
   try {
     if (opt.before_load) opt.before_load();
@@ -181,6 +211,7 @@ void Server::Impl::load_model() {
       }
     }
     setup_reasoning(*m);
+    setup_signals(*m);
     auto eng = std::make_unique<Engine>(*m, opt.engine);
     eng->start();
     std::unique_ptr<kvtier::KvTier> tier;

@@ -57,7 +57,8 @@ Metrics::Metrics()
       itl({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
       e2e({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
       decision_confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}),
-      confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}) {}
+      confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}),
+      anomaly({0.5, 0.75, 1, 1.25, 1.5, 2, 3, 5, 10, 20}) {}
 
 void Metrics::count_mode(const std::string& requested, const std::string& served) {
   std::lock_guard lk(mode_mu_);
@@ -98,6 +99,15 @@ std::string Metrics::render(const EngineStats* e) const {
   }
   confidence.render(out, "kvscope_answer_confidence", "Confidence of finished answers (signals' max_prob, else the "
                     "reasoning answer confidence, else the mean top-token probability when logprobs were asked).");
+  if (anomaly.count() > 0) {
+    anomaly.render(out, "kvscope_prompt_anomaly_score", "KV anomaly score of prompts against the model's KV profile (about 1 for normal traffic).");
+    out += "# HELP kvscope_prompts_anomalous_total Prompts scored above the KV profile's threshold.\n"
+           "# TYPE kvscope_prompts_anomalous_total counter\nkvscope_prompts_anomalous_total " +
+           std::to_string(anomalous_prompts.load()) + "\n";
+    out += "# HELP kvscope_requests_rejected_anomalous_total Requests refused by --reject-anomalous.\n"
+           "# TYPE kvscope_requests_rejected_anomalous_total counter\nkvscope_requests_rejected_anomalous_total " +
+           std::to_string(rejected_anomalous.load()) + "\n";
+  }
   {
     std::lock_guard lk(mode_mu_);
     auto labelled = [&](const char* name, const char* label, const char* help, const std::map<std::string, uint64_t>& m) {

@@ -45,6 +45,9 @@ struct Metrics {
   std::string kv_types;  // the engine's K/V types ("k=int8 v=int8" or the per-layer map); set before serving
   // Each finished answer's confidence in [0, 1] (see Exchange::record_outcome in completions.cpp).
   Histogram confidence;
+  // KV anomaly scores of prompts (with a KV profile), and the requests refused for one.
+  Histogram anomaly;
+  std::atomic<uint64_t> anomalous_prompts{0}, rejected_anomalous{0};
 
   // A finished request: the reasoning mode asked for and the one that answered ("none" for both
   // without "reasoning").

@@ -50,6 +50,15 @@ struct ServerOptions {
   // kvscope.signals (KV-CoE, MaxProb, perplexity, entropy) on every completion; false removes them
   // and their cost (no tap, no logits statistics).
   bool signals = true;
+  // The learned confidence probe (kv_probe in kvscope.signals, kvscope.confidence on stream chunks
+  // every confidence_every tokens): this file, else the model's "<stem>.confidence.bin" when present.
+  std::string confidence_path;
+  int confidence_every = 16;
+  // KV anomaly detection (kvscope.anomaly, /metrics), opt-in: this profile file, or "auto" for the
+  // model's "<stem>.kvprofile.bin". reject_anomalous > 0: prompts scoring above it get a 400; 0: the
+  // profile's default threshold; < 0: score only.
+  std::string kv_profile_path;
+  double reject_anomalous = -1;
   int default_max_tokens = 0;        // -n: max_tokens of requests that give none (0: 16 for completions, the context for chat)
   std::string session_dir;           // non-empty: /v1/sessions saves and restores sessions here
   int analysis_interval_ms = 50;     // the asynchronous analyzer's period; 0 turns re-estimation off

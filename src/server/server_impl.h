@@ -18,7 +18,9 @@
 #include "server/protocol.h"
 #include "server/responses.h"
 #include "server/server.h"
+#include "signals/confidence_probe.h"
 #include "signals/embedding.h"
+#include "signals/kv_profile.h"
 #include "tokenizer/chat_template.h"
 
 namespace kvscope::server {
@@ -65,6 +67,12 @@ struct Server::Impl {
   mutable std::unique_ptr<signals::Embedder> embedder;
   std::vector<ExtensionHook> hooks;
   ReasoningContext reasoning;
+  std::unique_ptr<signals::ProbeFile> probe;      // null: no kv_probe / kvscope.confidence
+  std::unique_ptr<signals::KVProfile> kv_profile; // null: no kvscope.anomaly
+  void setup_signals(const Model& m);
+  // The prompt's KV anomaly {"score", "threshold", "anomalous"} (prefill with the tap; the prompt
+  // stays in the prefix cache for the request that follows). Throws ApiError 400 when rejecting.
+  json score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt);
   ResponseStore responses;  // /v1/responses kept for previous_response_id and GET
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.

@@ -97,8 +97,13 @@ void LogitStats::observe(const float* logits, int n_vocab) {
     const double p = p_[i] / z;
     if (p > 0) h -= p * std::log(p);
   }
-  sum_max_ += 1.0 / z;  // the max logit's probability is exp(0) / z
+  const double pmax = 1.0 / z;  // the max logit's probability is exp(0) / z
+  sum_max_ += pmax;
   sum_entropy_ += h;
+  min_max_ = std::min(min_max_, pmax);
+  max_entropy_ = std::max(max_entropy_, h);
+  n_below90_ += pmax < 0.9;
+  n_below50_ += pmax < 0.5;
   ++n_;
   pending_ = logits;
   pending_n_ = n_vocab;
@@ -109,13 +114,20 @@ void LogitStats::observe(const float* logits, int n_vocab) {
 void LogitStats::choose(int chosen) {
   if (!pending_) throw InputError("logit stats: a token without logits");
   if (chosen < 0 || chosen >= pending_n_) throw InputError("logit stats: token outside the vocabulary");
-  sum_logp_ += double(pending_[chosen]) - pending_max_ - pending_logz_;
+  const double lp = double(pending_[chosen]) - pending_max_ - pending_logz_;
+  sum_logp_ += lp;
+  min_logp_ = n_chosen_ ? std::min(min_logp_, lp) : lp;
+  ++n_chosen_;
   pending_ = nullptr;
 }
 
 double LogitStats::max_prob() const { return n_ ? sum_max_ / n_ : 0.0; }
 double LogitStats::perplexity() const { return n_ ? std::exp(-sum_logp_ / n_) : 0.0; }
 double LogitStats::entropy() const { return n_ ? sum_entropy_ / n_ : 0.0; }
+double LogitStats::share_max_prob_below(double t) const {
+  if (!n_) return 0.0;
+  return (t >= 0.9 ? n_below90_ : n_below50_) / static_cast<double>(n_);
+}
 
 int score_orientation(const std::string& name) {
   if (name == "perplexity" || name == "entropy") return -1;

@@ -58,10 +58,17 @@ class LogitStats {
   double max_prob() const;     // mean over tokens of max_v p(v)
   double perplexity() const;   // exp(-mean log p(chosen))
   double entropy() const;      // mean over tokens of -sum_v p(v) log p(v), nats
+  // Extremes and shares the confidence probe reads (0 before the first token).
+  double min_max_prob() const { return n_ ? min_max_ : 0.0; }
+  double max_entropy() const { return max_entropy_; }
+  double mean_logp() const { return n_chosen_ ? sum_logp_ / n_chosen_ : 0.0; }
+  double min_logp() const { return n_chosen_ ? min_logp_ : 0.0; }
+  double share_max_prob_below(double t) const;  // t: 0.9 or 0.5
 
  private:
-  int n_ = 0;
+  int n_ = 0, n_chosen_ = 0, n_below90_ = 0, n_below50_ = 0;
   double sum_max_ = 0, sum_logp_ = 0, sum_entropy_ = 0;
+  double min_max_ = 1, max_entropy_ = 0, min_logp_ = 0;
   std::vector<double> p_;
   const float* pending_ = nullptr;
   int pending_n_ = 0;

@@ -1,5 +1,8 @@
 #include "signals/scored_generation.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 
 #include "util/error.h"
@@ -15,7 +18,15 @@ std::vector<std::pair<std::string, double>> ResponseSignals::named() const {
     v.push_back({"hidden_coe_c", hidden.coe_c_norm});
     v.push_back({"hidden_coe_r", hidden.coe_r_norm});
   }
+  if (has_probe) v.push_back({"kv_probe", probe});
   return v;
+}
+
+double ResponseSignals::probe_at(double share) const {
+  if (probe_trace.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const size_t n = probe_trace.size();
+  const size_t k = std::clamp<size_t>(static_cast<size_t>(std::ceil(share * static_cast<double>(n))), 1, n);
+  return probe_trace[k - 1];
 }
 
 nlohmann::json ResponseSignals::to_json() const {
@@ -35,7 +46,11 @@ nlohmann::json ResponseSignals::to_json() const {
     for (const auto& st : steps) dr.push_back(st.dr), dt.push_back(st.dtheta);
     j["trace"] = {{"dr", dr}, {"dtheta", dt}};
   }
+  if (has_probe && !probe_trace.empty())
+    j["kv_probe_early"] = {{"25%", probe_at(0.25)}, {"50%", probe_at(0.50)}, {"75%", probe_at(0.75)}};
   j["memory"] = {{"kv_bytes", kv_bytes},
+                 {"probe_bytes", probe_bytes},
+                 {"probe_fraction_of_kv", kv_bytes ? double(probe_bytes) / double(kv_bytes) : 0.0},
                  {"tap_bytes", tap_bytes},
                  {"tap_fraction_of_kv", kv_bytes ? double(tap_bytes) / double(kv_bytes) : 0.0},
                  {"hidden_bytes", hidden_bytes},
@@ -70,12 +85,34 @@ ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalO
     extra_.push_back(std::make_unique<FeatureTap>(hp_, eo));
     all.push_back(extra_.back().get());
   }
-  if (extra_.empty()) {
+  if (so.probe || so.probe_features_trace) {
+    const ProbeSpec spec = so.probe ? so.probe->spec : so.probe_spec;
+    probe_ = std::make_unique<ProbeFeatures>(hp_, spec, prompt_len);
+    if (so.probe && so.probe->mlp.input_dim() != probe_->dim())
+      throw InputError("confidence probe expects " + std::to_string(so.probe->mlp.input_dim()) +
+                       " features, this model gives " + std::to_string(probe_->dim()) + " (trained for another model?)");
+    if (spec.kv) all.push_back(probe_.get());
+  }
+  if (all.size() == 1) {
     tap_ = &main_;
   } else {
     fan_ = std::make_unique<TapFanout>(all, &model);
     tap_ = fan_.get();
   }
+}
+
+void ResponseScorer::observe_token(int32_t chosen) {
+  logit_stats_.choose(chosen);
+  if (!probe_) return;
+  if (so_.probe_features_trace) probe_feats_.push_back(probe_->features(logit_stats_));
+  if (so_.probe && so_.probe_trace)
+    probe_trace_.push_back(static_cast<float>(so_.probe->mlp.score(so_.probe_features_trace ? probe_feats_.back()
+                                                                                          : probe_->features(logit_stats_))));
+}
+
+double ResponseScorer::probe_score() const {
+  if (!probe_ || !so_.probe) return std::numeric_limits<double>::quiet_NaN();
+  return so_.probe->mlp.score(probe_->features(logit_stats_));
 }
 
 void ResponseScorer::observe_token(const TokenEvent& ev, int32_t eos_id) {
@@ -102,6 +139,18 @@ ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
   }
   for (size_t i = 0; i < extra_.size(); ++i) s.extra.push_back({so_.extra[i].name, extra_[i]->scores()});
   if (so_.trace) s.steps = main_.steps();
+  if (probe_) {
+    s.probe_bytes = probe_->state_bytes();
+    if (so_.probe) {
+      s.has_probe = true;
+      s.probe = probe_score();
+      s.probe_trace = probe_trace_;
+    }
+    if (so_.probe_features_trace) {
+      s.probe_features = probe_feats_;
+      s.probe_features.push_back(probe_->features(logit_stats_));
+    }
+  }
   s.kv_bytes = kv_bytes;
   s.tap_bytes = main_.state_bytes() - s.hidden_bytes;
   return s;

@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "sampling/sampler.h"
 #include "signals/coe_scores.h"
+#include "signals/confidence_probe.h"
 #include "signals/kv_tap.h"
 
 namespace kvscope::signals {
@@ -32,6 +33,13 @@ struct SignalOptions {
     bool pre_rope = kDefaultPreRope;
   };
   std::vector<Extra> extra;
+  // The learned confidence probe (score "kv_probe"); not owned, must outlive the scorer.
+  const ProbeFile* probe = nullptr;
+  bool probe_trace = false;          // keep the probe's score after every token (early warning)
+  // Keep the probe's feature vector after every token (training data); the spec read when no
+  // probe is given.
+  bool probe_features_trace = false;
+  ProbeSpec probe_spec;
 };
 
 struct ResponseSignals {
@@ -44,6 +52,13 @@ struct ResponseSignals {
   double max_prob = 0, perplexity = 0, entropy = 0;  // over every sampled token, EOS included
   std::vector<std::pair<std::string, CoEScores>> extra;
   std::vector<TrajectoryStep> steps;  // with SignalOptions::trace: dr_t, dtheta_t of each step
+  bool has_probe = false;
+  double probe = 0;                     // P(correct) from the confidence probe at the end
+  std::vector<float> probe_trace;       // its score after each sampled token (probe_trace)
+  std::vector<std::vector<float>> probe_features;  // per token, then the final vector (features trace)
+  size_t probe_bytes = 0;               // the probe tap's state
+  // The probe's score after `share` of the tokens (the trace's entry at ceil(share * n)).
+  double probe_at(double share) const;
   // Memory per sequence: its KV, the KV tap's state, the hidden tap's running sums, and what
   // keeping every layer's hidden state of the response would take (the paper's implementation).
   size_t kv_bytes = 0, tap_bytes = 0, hidden_bytes = 0, hidden_full_bytes = 0;
@@ -67,17 +82,23 @@ class ResponseScorer {
   KVTap* tap() { return tap_; }
   // The logits the next token is drawn from; the pointer must stay valid until observe_token.
   void observe_logits(const float* logits, int n_vocab) { logit_stats_.observe(logits, n_vocab); }
-  void observe_token(int32_t chosen) { logit_stats_.choose(chosen); }
+  void observe_token(int32_t chosen);
   // Scheduler events: a token, or the final event of an EOS stop (whose token is eos_id).
   void observe_token(const TokenEvent& ev, int32_t eos_id);
   // kv_bytes: the sequence's KV footprint, for the memory report.
   ResponseSignals result(size_t kv_bytes) const;
+  // The probe's P(correct) now (NaN without a probe): for streams and early cuts.
+  double probe_score() const;
+  int n_sampled() const { return logit_stats_.n(); }
 
  private:
   const HParams& hp_;
   SignalOptions so_;
   FeatureTap main_;
   std::vector<std::unique_ptr<FeatureTap>> extra_;
+  std::unique_ptr<ProbeFeatures> probe_;
+  std::vector<float> probe_trace_;
+  std::vector<std::vector<float>> probe_feats_;
   std::unique_ptr<TapFanout> fan_;
   KVTap* tap_ = nullptr;
   LogitStats logit_stats_;

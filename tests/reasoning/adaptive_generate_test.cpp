@@ -7,6 +7,8 @@
 
 #include "engine/context.h"
 #include "model/fingerprint.h"
+#include "reasoning/early_cut.h"
+#include "signals/confidence_probe.h"
 #include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
@@ -207,4 +209,36 @@ TEST_F(Adaptive, ReasoningFormatPutsTheModeOnItsOwnLine) {
   EXPECT_EQ(f.prompt("Question: a?\n", Mode::Fast), "Question: a?\nMode: fast\n");
   const auto it = tinygsm::generate(tinygsm::Split::Test, 1, tinygsm::kDefaultSeed)[0];
   EXPECT_EQ(f.prompt(tinygsm_question(it), Mode::Mixed), tinygsm::format_prompt(it, tinygsm::Mode::Mixed));
+}
+
+// The confidence probe's early cut: a mixed attempt it predicts wrong (threshold 1: every score is
+// below) is dropped at its first check point and the question restarted in slow mode, giving the
+// same text as a fresh slow run; a threshold it never undercuts changes nothing.
+TEST_F(Adaptive, EarlyCutRestartsAnAnswerTheProbePredictsWrong) {
+  const std::string probe_path = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.confidence.bin";
+  if (!std::filesystem::exists(probe_path)) GTEST_SKIP() << "no shipped confidence probe";
+  const auto probe = signals::load_probe(probe_path, model_fingerprint(*fx().model));
+  Context ctx(*fx().model, {0, 2, 512});
+  const auto it = tinygsm::generate(tinygsm::Split::Test, 3, tinygsm::kDefaultSeed)[1];
+  AdaptiveOptions o;
+  o.cached = ModeChoice{Mode::Mixed, 50, 0.9, "test"};
+  o.controller.early_answer = false;
+  o.controller.upgrade = false;
+  o.controller.retry_below = 0;
+  ProbeEarlyCut always(*fx().model, probe, 1.0, 5);
+  o.monitor = &always;
+  const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+  ASSERT_FALSE(r.report["switches"].empty());
+  EXPECT_EQ(r.report["switches"][0]["action"], "early_cut");
+  EXPECT_EQ(r.report["switches"][0]["generated"], 5);
+  EXPECT_EQ(r.final_mode, Mode::Slow);
+  EXPECT_EQ(r.text, plain(ctx, it, tinygsm::Mode::Slow));
+  EXPECT_EQ(r.generated_total, static_cast<int>(r.tokens.size()) + 5 + 1);  // the cut attempt's tokens count (EOS too)
+
+  ProbeEarlyCut never(*fx().model, probe, 1e-9, 5);
+  o.monitor = &never;
+  const auto n = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
+  EXPECT_TRUE(n.report["switches"].empty());
+  EXPECT_EQ(n.final_mode, Mode::Mixed);
+  EXPECT_EQ(n.text, plain(ctx, it, tinygsm::Mode::Mixed));
 }

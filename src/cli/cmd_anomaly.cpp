@@ -1,0 +1,243 @@
+// kvscope kv-profile / eval-anomaly: the KV anomaly detector (signals/kv_profile.h). kv-profile
+// builds the reference profile of a model's normal traffic from prompts; eval-anomaly scores
+// held-out normal prompts against the project's shifted sets (training/anomaly_sets.h).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+#include "model/fingerprint.h"
+#include "signals/confidence_metrics.h"
+#include "signals/kv_profile.h"
+#include "signals/kv_tap.h"
+#include "training/anomaly_sets.h"
+#include "util/error.h"
+#include "util/rng.h"
+
+namespace kvscope::cli {
+
+namespace {
+
+// The prompt's vector under `spec` (prefill only; the context is reset first).
+std::vector<float> prompt_features(Context& ctx, const signals::ProbeSpec& spec, const std::string& text) {
+  const auto& m = ctx.model();
+  auto ids = m.tokenizer().encode(text, true, false);
+  if (ids.size() > static_cast<size_t>(ctx.n_ctx())) ids.resize(ctx.n_ctx());  // long inputs: their head
+  signals::ProbeFeatures tap(m.hparams(), spec, 0, static_cast<int>(ids.size()));
+  KVTap* prev = ctx.tap();
+  ctx.set_tap(&tap);
+  ctx.reset();
+  try {
+    ctx.eval(ids);
+  } catch (...) {
+    ctx.set_tap(prev);
+    throw;
+  }
+  ctx.set_tap(prev);
+  return signals::prompt_vector(tap);
+}
+
+// Every prompt of a JSON-lines file: "prompt" (a string, or an object whose string values are
+// prompts, as kvscope tinygsm --jsonl writes) or "text". One group per line.
+std::vector<std::vector<std::string>> read_prompts(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open data file '" + path + "'");
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  int ln = 0;
+  while (std::getline(in, line)) {
+    ++ln;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    const std::string where = path + ":" + std::to_string(ln);
+    if (j.is_discarded() || !j.is_object()) throw InputError(where + ": not a JSON object");
+    std::vector<std::string> g;
+    const auto& p = j.contains("prompt") ? j["prompt"] : j.contains("text") ? j["text"] : nlohmann::json();
+    if (p.is_string()) g.push_back(p.get<std::string>());
+    else if (p.is_object())
+      for (auto& [k, v] : p.items())
+        if (v.is_string()) g.push_back(v.get<std::string>());
+    if (g.empty()) throw InputError(where + ": needs a \"prompt\" or \"text\" string");
+    out.push_back(std::move(g));
+  }
+  if (out.empty()) throw InputError("data file '" + path + "' holds no prompts");
+  return out;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v.back();
+}
+
+}  // namespace
+
+void add_kv_profile_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("kv-profile", "Build the KV anomaly profile of a model's normal prompts");
+  struct Opts {
+    ModelOpts model;
+    std::string data, out, layers = "all";
+    double shrink = 0.005, calib = 0.25, q = 0.995, margin = 1.1;
+    uint64_t seed = 1;
+    bool json = false, quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--data", o->data, "Normal prompts, JSON lines (\"prompt\" string or object, or \"text\")")->required();
+  cmd->add_option("--layers", o->layers, "KV layers pooled: all | mid | a-b | a,b,c")->capture_default_str();
+  cmd->add_option("--shrink", o->shrink, "Covariance shrinkage toward its diagonal")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--calibration", o->calib, "Share of the lines held out to set the threshold")
+      ->check(CLI::Range(0.05, 0.5))->capture_default_str();
+  cmd->add_option("--quantile", o->q, "Threshold: this quantile of the held-out scores ...")->check(CLI::Range(0.5, 1.0))->capture_default_str();
+  cmd->add_option("--margin", o->margin, "... times this factor")->check(CLI::Range(1.0, 10.0))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the calibration split")->capture_default_str();
+  cmd->add_option("-o,--output", o->out, "Profile file to write")->required();
+  cmd->add_flag("--json", o->json, "Print the summary as JSON");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->callback([o] {
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
+    signals::ProbeSpec spec;
+    spec.layers = signals::parse_layers(o->layers, model->hparams().n_layer);
+    spec.logits = false;
+    const auto groups = read_prompts(o->data);
+    if (groups.size() < 8) throw InputError("kv-profile needs at least 8 lines of prompts");
+    Context ctx(*model, o->model.context_params());
+    // Calibration lines by a seeded shuffle.
+    std::vector<size_t> idx(groups.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    util::SplitMix64 r{o->seed};
+    for (size_t i = idx.size() - 1; i > 0; --i) std::swap(idx[i], idx[r.next() % (i + 1)]);
+    const size_t n_cal = std::max<size_t>(1, static_cast<size_t>(o->calib * groups.size()));
+    std::vector<std::vector<float>> fit, cal;
+    size_t total = 0;
+    for (const auto& g : groups) total += g.size();
+    Progress bar(!o->quiet, static_cast<int>(total), "kv-profile prompts");
+    const auto t0 = std::chrono::steady_clock::now();
+    int done = 0;
+    for (size_t k = 0; k < idx.size(); ++k)
+      for (const auto& p : groups[idx[k]]) {
+        (k < n_cal ? cal : fit).push_back(prompt_features(ctx, spec, p));
+        ++done;
+        bar.update(done, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+    if (!o->quiet) std::fprintf(stderr, "\n");
+    auto prof = signals::fit_profile(fit, o->shrink);
+    prof.model_fingerprint = model_fingerprint(*model);
+    prof.layers = spec.layers;
+    std::vector<double> cs;
+    for (const auto& x : cal) cs.push_back(prof.score(x));
+    prof.threshold = quantile(cs, o->q) * o->margin;
+    std::vector<double> fs;
+    for (const auto& x : fit) fs.push_back(prof.score(x));
+    nlohmann::json info = {{"data", o->data},       {"prompts_fit", fit.size()},     {"prompts_calibration", cal.size()},
+                           {"layers", spec.layers}, {"dim", prof.dim},               {"shrink", o->shrink},
+                           {"quantile", o->q},      {"margin", o->margin},          {"threshold", prof.threshold},
+                           {"calibration_median", quantile(cs, 0.5)}, {"fit_median", quantile(fs, 0.5)},
+                           {"calibration_max", *std::max_element(cs.begin(), cs.end())}};
+    prof.info = info.dump();
+    signals::save_profile(o->out, prof);
+    if (o->json) {
+      std::printf("%s\n", info.dump().c_str());
+      return;
+    }
+    std::printf("KV profile -> %s\n  %zu prompts fitted, %zu held out; %d dimensions (layers %s)\n", o->out.c_str(),
+                fit.size(), cal.size(), prof.dim, o->layers.c_str());
+    std::printf("  held-out score median %.3f, max %.3f; default threshold %.3f (q%.3f x %.2f)\n", quantile(cs, 0.5),
+                *std::max_element(cs.begin(), cs.end()), prof.threshold, o->q, o->margin);
+  });
+}
+
+void add_eval_anomaly_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval-anomaly", "Measure KV anomaly detection: held-out normal prompts vs shifted sets");
+  struct Opts {
+    ModelOpts model;
+    std::string profile, split = "test", sets;
+    int n = 500;
+    uint64_t seed = 99;
+    bool json = false, quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  add_model_options(cmd, o->model);
+  cmd->add_option("--profile", o->profile, "KV profile (default: <model>.kvprofile.bin beside the model)");
+  cmd->add_option("--split", o->split, "tinygsm split of the normal prompts (not the profile's)")->capture_default_str();
+  cmd->add_option("--n", o->n, "Prompts per set")->check(CLI::Range(10, 1 << 20))->capture_default_str();
+  cmd->add_option("--sets", o->sets, "Shifted sets (default: all): soup,repeated,other_domain,injection,control");
+  cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->callback([o] {
+    const std::string path = resolve_model(o->model.path);
+    auto model = Model::load(path);
+    const std::string pp = o->profile.empty() ? signals::sibling_profile_path(path) : o->profile;
+    if (pp.empty()) throw InputError("no KV profile beside the model; give --profile or build one with kvscope kv-profile");
+    const auto prof = signals::load_profile(pp, model_fingerprint(*model));
+    auto split = tinygsm::parse_split(o->split);
+    if (!split) throw InputError("unknown split '" + o->split + "' (train, validation, test, heldout)");
+    std::vector<std::string> sets;
+    if (o->sets.empty()) sets = training::shifted_set_names();
+    else {
+      size_t i = 0;
+      while (i <= o->sets.size()) {
+        size_t j = o->sets.find(',', i);
+        if (j == std::string::npos) j = o->sets.size();
+        if (j > i) sets.push_back(o->sets.substr(i, j - i));
+        i = j + 1;
+      }
+    }
+    Context ctx(*model, o->model.context_params());
+    const auto spec = prof.spec();
+    auto score_all = [&](const std::vector<std::string>& ps) {
+      std::vector<double> s;
+      for (const auto& p : ps) s.push_back(prof.score(prompt_features(ctx, spec, p)));
+      return s;
+    };
+    const auto normal = score_all(training::normal_prompts(*split, static_cast<size_t>(o->n), o->seed));
+    int fp = 0;
+    for (double s : normal) fp += s > prof.threshold;
+    nlohmann::json out = {{"model", path},
+                          {"profile", pp},
+                          {"threshold", prof.threshold},
+                          {"n", o->n},
+                          {"normal_split", o->split},
+                          {"normal_fpr", double(fp) / normal.size()},
+                          {"normal_median", quantile(normal, 0.5)}};
+    nlohmann::json per = nlohmann::json::object();
+    for (const auto& name : sets) {
+      const auto sh = score_all(training::shifted_prompts(name, static_cast<size_t>(o->n), o->seed, model->tokenizer(), *split));
+      std::vector<double> s = normal;
+      std::vector<bool> pos(normal.size(), false);
+      int tp = 0;
+      for (double x : sh) {
+        s.push_back(x);
+        pos.push_back(true);
+        tp += x > prof.threshold;
+      }
+      per[name] = {{"auroc", signals::auroc(s, pos)}, {"tpr_at_threshold", double(tp) / sh.size()},
+                   {"median", quantile(sh, 0.5)}};
+      if (!o->quiet) std::fprintf(stderr, "%s done\n", name.c_str());
+    }
+    out["sets"] = per;
+    if (o->json) {
+      std::printf("%s\n", out.dump().c_str());
+      return;
+    }
+    std::printf("KV anomaly detection (%s), %d prompts per set; threshold %.3f\n", pp.c_str(), o->n, prof.threshold);
+    std::printf("held-out normal (%s): median score %.3f, false-positive rate at the threshold %.2f%%\n", o->split.c_str(),
+                quantile(normal, 0.5), 100.0 * fp / normal.size());
+    std::printf("%-14s %8s %10s %8s\n", "shifted set", "AUROC", "detected", "median");
+    for (auto& [k, v] : per.items())
+      std::printf("%-14s %8.4f %9.1f%% %8.3f\n", k.c_str(), v["auroc"].get<double>(), 100 * v["tpr_at_threshold"].get<double>(),
+                  v["median"].get<double>());
+  });
+}
+
+}  // namespace kvscope::cli

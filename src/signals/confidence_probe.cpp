@@ -1,0 +1,384 @@
+#include "signals/confidence_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "kernels/kernels.h"
+#include "util/error.h"
+#include "util/rng.h"
+
+namespace kvscope::signals {
+
+int ProbeSpec::dim(int head_dim) const {
+  return (kv ? static_cast<int>(layers.size()) * per_layer(head_dim) : 0) + (logits ? kProbeLogitFeatures : 0) + 1;
+}
+
+ProbeFeatures::ProbeFeatures(const HParams& hp, ProbeSpec spec, int begin, int end)
+    : head_dim_(hp.head_dim), n_head_kv_(hp.n_head_kv), kv_dim_(hp.n_kv_dim()), begin_(begin), spec_(std::move(spec)) {
+  if (!spec_.kv) spec_.layers.clear();
+  std::sort(spec_.layers.begin(), spec_.layers.end());
+  spec_.layers.erase(std::unique(spec_.layers.begin(), spec_.layers.end()), spec_.layers.end());
+  if (spec_.kv && spec_.layers.empty()) throw InputError("confidence probe: no KV layers selected");
+  slot_.assign(hp.n_layer, -1);
+  for (size_t i = 0; i < spec_.layers.size(); ++i) {
+    const int l = spec_.layers[i];
+    if (l < 0 || l >= hp.n_layer)
+      throw InputError("confidence probe: layer " + std::to_string(l) + " out of range (the model has " +
+                       std::to_string(hp.n_layer) + " layers)");
+    slot_[l] = static_cast<int>(i);
+  }
+  last_layer_ = spec_.layers.empty() ? -1 : spec_.layers.back();
+  reset(begin, end);
+}
+
+void ProbeFeatures::reset(int begin, int end) {
+  if (begin < 0 || end < begin) throw InputError("confidence probe: bad position range");
+  begin_ = begin;
+  end_ = end;
+  const size_t L = spec_.layers.size(), e = 2 * static_cast<size_t>(head_dim_);
+  st_.sum.assign(L * e, 0.0f);
+  st_.prev.assign(L * e, 0.0f);
+  st_.prompt_sum.assign(spec_.prompt ? L * e : 0, 0.0f);
+  st_.stats.assign(L * 4, 0.0f);
+  st_.n.assign(L, 0);
+  st_.next_pos = INT_MIN;
+  st_.n_tokens = 0;
+}
+
+void ProbeFeatures::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
+  if (layer < 0 || layer >= static_cast<int>(slot_.size()) || slot_[layer] < 0) return;
+  const int s = slot_[layer];
+  const int hd = head_dim_, e = 2 * hd;
+  // The prompt's rows (before begin), when asked for: their pooled u only. Rows at or past
+  // next_pos were not seen before (a prompt row is never delivered twice by one pass).
+  if (spec_.prompt && pos0 < begin_) {
+    const int plo = std::max(0, st_.next_pos - pos0), phi = std::min(n, begin_ - pos0);
+    float* ps = st_.prompt_sum.data() + static_cast<size_t>(s) * e;
+    std::vector<float> pu(e);
+    for (int t = plo; t < phi; ++t) {
+      std::fill(pu.begin(), pu.end(), 0.0f);
+      for (int h = 0; h < n_head_kv_; ++h) {
+        kernels::add_inplace(pu.data(), k + static_cast<size_t>(t) * kv_dim_ + h * hd, hd);
+        kernels::add_inplace(pu.data() + hd, v + static_cast<size_t>(t) * kv_dim_ + h * hd, hd);
+      }
+      const float nn = kernels::dot_f32(pu.data(), pu.data(), e);
+      const float sc = nn > 0 ? 1.0f / std::sqrt(nn) : 0.0f;
+      for (int i = 0; i < e; ++i) ps[i] += pu[i] * sc;
+    }
+    if (layer == last_layer_ && phi > plo) st_.next_pos = std::max(st_.next_pos, pos0 + phi);
+  }
+  const int lo = std::max(0, std::max(begin_, st_.next_pos) - pos0);
+  n = std::min(n, end_ - pos0);
+  if (lo >= n) return;
+  float* sum = st_.sum.data() + static_cast<size_t>(s) * e;
+  float* prev = st_.prev.data() + static_cast<size_t>(s) * e;
+  float* stats = st_.stats.data() + static_cast<size_t>(s) * 4;
+  float u[1024];
+  std::vector<float> big;
+  float* up = u;
+  if (e > 1024) {
+    big.resize(e);
+    up = big.data();
+  }
+  for (int t = lo; t < n; ++t) {
+    const float* kr = k + static_cast<size_t>(t) * kv_dim_;
+    const float* vr = v + static_cast<size_t>(t) * kv_dim_;
+    std::memset(up, 0, sizeof(float) * e);
+    for (int h = 0; h < n_head_kv_; ++h) {
+      kernels::add_inplace(up, kr + h * hd, hd);
+      kernels::add_inplace(up + hd, vr + h * hd, hd);
+    }
+    const float nn = kernels::dot_f32(up, up, e);
+    const float sc = nn > 0 ? 1.0f / std::sqrt(nn) : 0.0f;
+    for (int i = 0; i < e; ++i) up[i] *= sc;
+    if (st_.n[s] > 0) {
+      const float dr = static_cast<float>(l2_distance(up, prev, e));
+      const float dt = static_cast<float>(angle_between(prev, up, e));
+      stats[0] += dr;
+      stats[1] += dt;
+      stats[2] = std::max(stats[2], dr);
+      stats[3] = std::max(stats[3], dt);
+    }
+    kernels::add_inplace(sum, up, e);
+    std::memcpy(prev, up, sizeof(float) * e);
+    ++st_.n[s];
+  }
+  // Every selected layer of a step sees the same rows; the watermark moves after the last one.
+  if (layer == last_layer_) {
+    st_.n_tokens += n - lo;
+    st_.next_pos = pos0 + n;
+  }
+}
+
+std::vector<float> ProbeFeatures::features(const LogitStats& ls) const {
+  std::vector<float> f;
+  f.reserve(dim());
+  const int e = 2 * head_dim_;
+  for (size_t s = 0; s < spec_.layers.size(); ++s) {
+    const float* sum = st_.sum.data() + s * e;
+    double nn = 0;
+    for (int i = 0; i < e; ++i) nn += double(sum[i]) * sum[i];
+    const double sc = nn > 0 ? 1.0 / std::sqrt(nn) : 0.0;
+    for (int i = 0; i < e; ++i) f.push_back(static_cast<float>(sum[i] * sc));
+    const int pairs = std::max(0, st_.n[s] - 1);
+    const float* stt = st_.stats.data() + s * 4;
+    f.push_back(pairs ? stt[0] / pairs : 0.0f);
+    f.push_back(pairs ? stt[1] / pairs : 0.0f);
+    f.push_back(stt[2]);
+    f.push_back(stt[3]);
+    if (spec_.prompt) {
+      const float* ps = st_.prompt_sum.data() + s * e;
+      double pn = 0;
+      for (int i = 0; i < e; ++i) pn += double(ps[i]) * ps[i];
+      const double psc = pn > 0 ? 1.0 / std::sqrt(pn) : 0.0;
+      for (int i = 0; i < e; ++i) f.push_back(static_cast<float>(ps[i] * psc));
+    }
+    if (spec_.last) f.insert(f.end(), st_.prev.begin() + s * e, st_.prev.begin() + (s + 1) * e);
+  }
+  if (spec_.logits) {
+    f.push_back(static_cast<float>(ls.max_prob()));
+    f.push_back(static_cast<float>(ls.min_max_prob()));
+    f.push_back(static_cast<float>(ls.entropy()));
+    f.push_back(static_cast<float>(ls.max_entropy()));
+    f.push_back(static_cast<float>(ls.mean_logp()));
+    f.push_back(static_cast<float>(ls.min_logp()));
+    f.push_back(static_cast<float>(ls.share_max_prob_below(0.9)));
+    f.push_back(static_cast<float>(ls.share_max_prob_below(0.5)));
+  }
+  // Token count: from the KV tap, or from the logits when the probe reads no KV.
+  const int n = spec_.kv ? st_.n_tokens : ls.n();
+  f.push_back(static_cast<float>(std::log1p(static_cast<double>(n))));
+  return f;
+}
+
+size_t ProbeFeatures::state_bytes() const {
+  return (st_.sum.size() + st_.prev.size() + st_.prompt_sum.size() + st_.stats.size()) * sizeof(float) + st_.n.size() * sizeof(int) +
+         2 * sizeof(int);
+}
+
+std::vector<double> probe_kv_features_reference(const ProbeSpec& spec, int head_dim, int n_head_kv,
+                                                const std::vector<std::vector<std::vector<float>>>& k,
+                                                const std::vector<std::vector<std::vector<float>>>& v) {
+  std::vector<double> out;
+  const int e = 2 * head_dim;
+  for (size_t s = 0; s < spec.layers.size(); ++s) {
+    std::vector<std::vector<double>> us;
+    for (size_t t = 0; t < k[s].size(); ++t) {
+      std::vector<double> u(e, 0.0);
+      for (int h = 0; h < n_head_kv; ++h)
+        for (int i = 0; i < head_dim; ++i) {
+          u[i] += k[s][t][h * head_dim + i];
+          u[head_dim + i] += v[s][t][h * head_dim + i];
+        }
+      double nn = 0;
+      for (double x : u) nn += x * x;
+      for (double& x : u) x = nn > 0 ? x / std::sqrt(nn) : 0.0;
+      us.push_back(u);
+    }
+    std::vector<double> sum(e, 0.0);
+    for (const auto& u : us)
+      for (int i = 0; i < e; ++i) sum[i] += u[i];
+    double nn = 0;
+    for (double x : sum) nn += x * x;
+    for (double x : sum) out.push_back(nn > 0 ? x / std::sqrt(nn) : 0.0);
+    double sdr = 0, sdt = 0, mdr = 0, mdt = 0;
+    for (size_t t = 1; t < us.size(); ++t) {
+      double d = 0, dot = 0, na = 0, nb = 0;
+      for (int i = 0; i < e; ++i) {
+        d += (us[t][i] - us[t - 1][i]) * (us[t][i] - us[t - 1][i]);
+        dot += us[t][i] * us[t - 1][i];
+        na += us[t - 1][i] * us[t - 1][i];
+        nb += us[t][i] * us[t][i];
+      }
+      const double dr = std::sqrt(d);
+      const double dt = na > 0 && nb > 0 ? std::acos(std::clamp(dot / std::sqrt(na * nb), -1.0, 1.0)) : 0.0;
+      sdr += dr;
+      sdt += dt;
+      mdr = std::max(mdr, dr);
+      mdt = std::max(mdt, dt);
+    }
+    const double pairs = us.size() > 1 ? static_cast<double>(us.size() - 1) : 0.0;
+    out.push_back(pairs ? sdr / pairs : 0.0);
+    out.push_back(pairs ? sdt / pairs : 0.0);
+    out.push_back(mdr);
+    out.push_back(mdt);
+    if (spec.last)
+      for (int i = 0; i < e; ++i) out.push_back(us.empty() ? 0.0 : us.back()[i]);
+  }
+  return out;
+}
+
+// ---- the MLP ----
+
+size_t ProbeMLP::packed_size(int in, int hid) {
+  const size_t i = in, h = hid;
+  return 2 * i + h * i + h + h * h + h + h + 1;
+}
+
+ProbeMLP::ProbeMLP(int input_dim, int hidden, uint64_t seed) : in_(input_dim), hid_(hidden) {
+  if (input_dim <= 0 || hidden <= 0) throw InputError("confidence probe: dimensions must be positive");
+  flat_.assign(packed_size(in_, hid_), 0.0f);
+  util::SplitMix64 r{seed};
+  float* p = flat_.data();
+  std::fill(p + in_, p + 2 * in_, 1.0f);  // inv_std
+  p += 2 * in_;
+  auto init = [&](float* w, int out, int in) {
+    const double sd = std::sqrt(2.0 / in);  // He init for ReLU layers
+    for (size_t j = 0; j < static_cast<size_t>(out) * in; ++j) w[j] = static_cast<float>(r.normal() * sd);
+  };
+  init(p, hid_, in_);
+  p += static_cast<size_t>(hid_) * in_ + hid_;
+  init(p, hid_, hid_);
+  p += static_cast<size_t>(hid_) * hid_ + hid_;
+  init(p, 1, hid_);
+}
+
+size_t ProbeMLP::n_params() const { return in_ ? flat_.size() - 2 * static_cast<size_t>(in_) : 0; }
+
+double ProbeMLP::logit(const float* x) const {
+  const float* mean = flat_.data();
+  const float* inv = mean + in_;
+  const float* w1 = inv + in_;
+  const float* b1 = w1 + static_cast<size_t>(hid_) * in_;
+  const float* w2 = b1 + hid_;
+  const float* b2 = w2 + static_cast<size_t>(hid_) * hid_;
+  const float* w3 = b2 + hid_;
+  const float* b3 = w3 + hid_;
+  std::vector<float> xs(in_), h1(hid_), h2(hid_);
+  for (int i = 0; i < in_; ++i) xs[i] = (x[i] - mean[i]) * inv[i];
+  for (int o = 0; o < hid_; ++o) h1[o] = std::max(0.0f, b1[o] + kernels::dot_f32(w1 + static_cast<size_t>(o) * in_, xs.data(), in_));
+  for (int o = 0; o < hid_; ++o) h2[o] = std::max(0.0f, b2[o] + kernels::dot_f32(w2 + static_cast<size_t>(o) * hid_, h1.data(), hid_));
+  return b3[0] + kernels::dot_f32(w3, h2.data(), hid_);
+}
+
+double ProbeMLP::score(const std::vector<float>& x) const {
+  if (in_ == 0) throw InputError("confidence probe: not trained or loaded");
+  if (static_cast<int>(x.size()) != in_)
+    throw InputError("confidence probe: got " + std::to_string(x.size()) + " features, expects " + std::to_string(in_));
+  return 1.0 / (1.0 + std::exp(-logit(x.data())));
+}
+
+std::vector<float> ProbeMLP::pack() const { return flat_; }
+
+void ProbeMLP::unpack(int input_dim, int hidden, const std::vector<float>& flat) {
+  if (input_dim <= 0 || hidden <= 0 || flat.size() != packed_size(input_dim, hidden))
+    throw InputError("confidence probe: weight vector of the wrong size");
+  in_ = input_dim;
+  hid_ = hidden;
+  flat_ = flat;
+}
+
+// ---- the file ----
+
+namespace {
+
+constexpr char kMagic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'B', '1'};
+constexpr uint32_t kVersion = 1;
+
+struct Out {
+  std::string b;
+  template <class T>
+  void put(T v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+};
+
+struct In {
+  const std::string& b;
+  const std::string& path;
+  size_t off = 0;
+  void need(size_t n) {
+    if (b.size() - off < n) throw InputError("confidence file '" + path + "' is truncated or damaged");
+  }
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, b.data() + off, sizeof v);
+    off += sizeof v;
+    return v;
+  }
+};
+
+}  // namespace
+
+void save_probe(const std::string& path, const ProbeFile& f) {
+  Out o;
+  o.b.append(kMagic, sizeof kMagic);
+  o.put<uint32_t>(kVersion);
+  o.put<uint64_t>(f.model_fingerprint);
+  o.put<uint32_t>(static_cast<uint32_t>(f.spec.layers.size()));
+  for (int l : f.spec.layers) o.put<int32_t>(l);
+  o.put<uint8_t>(f.spec.kv);
+  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0));
+  o.put<double>(f.cut_below);
+  o.put<uint32_t>(static_cast<uint32_t>(f.info.size()));
+  o.b += f.info;
+  o.put<int32_t>(f.mlp.input_dim());
+  o.put<int32_t>(f.mlp.hidden());
+  const auto w = f.mlp.pack();
+  o.put<uint64_t>(w.size());
+  o.b.append(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !out.write(o.b.data(), static_cast<std::streamsize>(o.b.size())))
+    throw InputError("cannot write confidence file '" + path + "'");
+}
+
+ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
+  std::ifstream fin(path, std::ios::binary);
+  if (!fin) throw InputError("cannot open confidence file '" + path + "'");
+  const std::string b((std::istreambuf_iterator<char>(fin)), std::istreambuf_iterator<char>());
+  In in{b, path};
+  in.need(sizeof kMagic);
+  if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
+    throw InputError("'" + path + "' is not a kvscope confidence-probe file (bad magic)");
+  in.off = sizeof kMagic;
+  const uint32_t ver = in.get<uint32_t>();
+  if (ver != kVersion)
+    throw InputError("confidence file '" + path + "' has version " + std::to_string(ver) + ", this build reads " +
+                     std::to_string(kVersion));
+  ProbeFile f;
+  f.model_fingerprint = in.get<uint64_t>();
+  if (expect_fingerprint && f.model_fingerprint != expect_fingerprint)
+    throw InputError("confidence file '" + path +
+                     "' was trained for another model (its model fingerprint does not match); train one for this "
+                     "model with kvscope train-confidence");
+  const uint32_t nl = in.get<uint32_t>();
+  if (nl > 4096) throw InputError("confidence file '" + path + "' is damaged (layer count)");
+  for (uint32_t i = 0; i < nl; ++i) f.spec.layers.push_back(in.get<int32_t>());
+  f.spec.kv = in.get<uint8_t>() != 0;
+  const uint8_t flags = in.get<uint8_t>();
+  f.spec.logits = flags & 1;
+  f.spec.prompt = flags & 2;
+  f.spec.last = flags & 4;
+  f.cut_below = in.get<double>();
+  const uint32_t ni = in.get<uint32_t>();
+  in.need(ni);
+  f.info = b.substr(in.off, ni);
+  in.off += ni;
+  const int32_t din = in.get<int32_t>(), hid = in.get<int32_t>();
+  const uint64_t nw = in.get<uint64_t>();
+  if (din <= 0 || hid <= 0 || din > (1 << 20) || hid > (1 << 14) || nw > (uint64_t{1} << 26))
+    throw InputError("confidence file '" + path + "' is damaged (dimensions)");
+  in.need(nw * sizeof(float));
+  std::vector<float> w(nw);
+  std::memcpy(w.data(), b.data() + in.off, nw * sizeof(float));
+  in.off += nw * sizeof(float);
+  try {
+    f.mlp.unpack(din, hid, w);
+  } catch (const InputError&) {
+    throw InputError("confidence file '" + path + "' is damaged (weights do not match its dimensions)");
+  }
+  if (in.off != b.size()) throw InputError("confidence file '" + path + "' has trailing bytes (damaged)");
+  return f;
+}
+
+std::string sibling_probe_path(const std::string& model_path) {
+  std::string stem = model_path;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
+  const std::string cand = stem + ".confidence.bin";
+  return std::ifstream(cand, std::ios::binary) ? cand : std::string();
+}
+
+}  // namespace kvscope::signals

@@ -1,0 +1,122 @@
+// The learned KV confidence probe: a small MLP over features of a response's KV that a tap keeps
+// as running sums while the response is generated, plus (optionally) running logit statistics.
+// It predicts P(answer correct) at any point of the response, so it serves as a final confidence
+// score and as an early warning (its score after a share of the tokens).
+//
+// Features, for each selected layer l (ProbeSpec::layers) over the observed (response) tokens t:
+//   u_{l,t} = L2norm( [ mean_h K_h(l,t) | mean_h V_h(l,t) ] )               (2 * head_dim)
+//   pooled_l = L2norm( sum_t u_{l,t} )                                     (2 * head_dim values)
+//   dr_{l,t} = ||u_{l,t+1} - u_{l,t}||,  dtheta_{l,t} = angle(u_{l,t}, u_{l,t+1})
+//   mean and max of dr and dtheta over consecutive pairs                    (4 values)
+//   with ProbeSpec::prompt: L2norm( sum of u_{l,t} over the prompt's positions ) (2 * head_dim)
+//   with ProbeSpec::last: the latest u_{l,t}                                (2 * head_dim)
+// then, with ProbeSpec::logits, the running logit statistics of signals::LogitStats (8 values:
+// mean and min max-probability, mean and max entropy, mean and min log p(chosen), shares of tokens
+// whose max-probability is under 0.9 and 0.5), and last log(1 + tokens observed).
+// State per sequence: two 2*head_dim float vectors and four scalars per layer (fixed, no per-token
+// growth), e.g. 1 KB for two layers of a head_dim-32 model.
+#pragma once
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/batch.h"
+#include "model/model.h"
+#include "signals/coe_scores.h"
+
+namespace kvscope::signals {
+
+struct ProbeSpec {
+  std::vector<int> layers;  // KV layers read (must be non-empty when kv is set)
+  bool kv = true;           // the KV features (false: a logit-statistics-only ablation)
+  bool logits = true;       // the running logit statistics
+  bool prompt = false;      // also the prompt's pooled u per layer (what was asked, next to how it is answered)
+  bool last = false;        // also the latest token's u per layer (already kept for dtheta)
+  int per_layer(int head_dim) const { return 2 * head_dim + 4 + (prompt ? 2 * head_dim : 0) + (last ? 2 * head_dim : 0); }
+  int dim(int head_dim) const;
+};
+
+inline constexpr int kProbeLogitFeatures = 8;
+
+// The tap side: running per-layer sums over positions >= begin (the response).
+class ProbeFeatures final : public KVTap {
+ public:
+  // Positions [begin, end) are observed (the response: [prompt length, end of context); the prompt
+  // for the anomaly profile: [0, prompt length)).
+  ProbeFeatures(const HParams& hp, ProbeSpec spec, int begin = 0, int end = INT_MAX);
+  void on_kv(int layer, int pos0, int n, const float* k, const float* v) override;
+  void reset(int begin, int end = INT_MAX);
+
+  const ProbeSpec& spec() const { return spec_; }
+  int n_tokens() const { return st_.n_tokens; }
+  int dim() const { return spec_.dim(head_dim_); }
+  // The feature vector now (logit statistics from `ls`, ignored when the spec has no logits).
+  std::vector<float> features(const LogitStats& ls) const;
+  // Bytes of per-sequence state (the sums and the previous u of every layer).
+  size_t state_bytes() const;
+
+  // The state as plain data, to restore after a probe or a retry (like DifficultyTap::State).
+  struct State {
+    std::vector<float> sum, prev, prompt_sum;
+    std::vector<float> stats;  // per layer: sum dr, sum dtheta, max dr, max dtheta
+    std::vector<int> n;        // per layer: tokens observed
+    int next_pos = INT_MIN, n_tokens = 0;
+  };
+  State state() const { return st_; }
+  void restore(const State& s) { st_ = s; }
+
+ private:
+  int head_dim_, n_head_kv_, kv_dim_, begin_, end_ = INT_MAX;
+  ProbeSpec spec_;
+  std::vector<int> slot_;  // layer -> index into spec_.layers, -1 when not read
+  int last_layer_ = -1;
+  State st_;
+};
+
+// The reference computation of the KV part of the features from stored K/V: k[l][t], v[l][t] are
+// the kv_dim rows of selected layer spec.layers[l] at response token t. Double precision, no
+// running state: what the tests compare the tap with.
+std::vector<double> probe_kv_features_reference(const ProbeSpec& spec, int head_dim, int n_head_kv,
+                                                const std::vector<std::vector<std::vector<float>>>& k,
+                                                const std::vector<std::vector<std::vector<float>>>& v);
+
+// in -> hidden (ReLU) -> hidden (ReLU) -> 1 logit; inputs standardized with the training set's
+// statistics. score() is P(correct) = sigmoid(logit).
+class ProbeMLP {
+ public:
+  ProbeMLP() = default;
+  ProbeMLP(int input_dim, int hidden, uint64_t seed);
+  int input_dim() const { return in_; }
+  int hidden() const { return hid_; }
+  size_t n_params() const;
+  double score(const std::vector<float>& x) const;
+  double logit(const float* x_raw) const;
+  std::vector<float> pack() const;  // mean, inv_std, w1, b1, w2, b2, w3, b3
+  void unpack(int input_dim, int hidden, const std::vector<float>& flat);
+  static size_t packed_size(int input_dim, int hidden);
+
+ private:
+  int in_ = 0, hid_ = 0;
+  std::vector<float> flat_;
+};
+
+// What a confidence file holds: the probe, the features it reads, the model it belongs to, and the
+// early-cut threshold chosen at training (answers scoring below it are predicted wrong).
+struct ProbeFile {
+  uint64_t model_fingerprint = 0;
+  ProbeSpec spec;
+  ProbeMLP mlp;
+  double cut_below = 0;   // early-warning threshold on P(correct)
+  std::string info;       // JSON text: how it was trained
+};
+
+// Binary, little-endian: "KVSPROB1", version, fingerprint, spec, threshold, info, dims, floats.
+void save_probe(const std::string& path, const ProbeFile& f);
+// Throws InputError naming the file: not a confidence file, damaged, wrong version, or (when
+// expect_fingerprint != 0) trained for another model.
+ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint = 0);
+// "<stem>.confidence.bin" beside "<stem>.gguf", or "" when absent.
+std::string sibling_probe_path(const std::string& model_path);
+
+}  // namespace kvscope::signals

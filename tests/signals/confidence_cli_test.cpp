@@ -1,0 +1,78 @@
+// train-confidence, kv-profile, eval-anomaly and eval-confidence's probe as a user runs them on the
+// embedded reasoner: files written and read back, and another model's files refused with one
+// clear error line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+using namespace kvscope;
+
+namespace {
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kProbe = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.confidence.bin";
+const std::string kProfile = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.kvprofile.bin";
+struct Result {
+  int status;
+  std::string out;
+};
+Result run(const std::string& args, bool merge_stderr = false) {
+  int st = 0;
+  std::string out = test::run_capture(test::kvscope_bin() + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null"), &st);
+  return {st, out};
+}
+}  // namespace
+
+class ConfidenceCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kModel) || !std::filesystem::exists(kProbe) || !std::filesystem::exists(kProfile))
+      GTEST_SKIP() << "no embedded reasoner with its probe and profile";
+  }
+};
+
+TEST_F(ConfidenceCli, TrainProfileAndEvaluate) {
+  const auto dir = test::temp_dir();
+  const std::string data = (dir / "conf_cli.jsonl").string(), probe = (dir / "conf_cli.bin").string(),
+                    prof = (dir / "conf_cli.kvprofile.bin").string();
+  ASSERT_EQ(run("tinygsm --jsonl --split validation --n 40 -o " + data).status, 0);
+  auto t = run("train-confidence -m " + kModel + " --data " + data + " --modes fast,slow --layers 3 --epochs 5 -q --json -o " + probe);
+  ASSERT_EQ(t.status, 0) << t.out;
+  const auto j = nlohmann::json::parse(t.out);
+  EXPECT_EQ(j["answers"], 80);
+  EXPECT_GT(j["right"].get<int>(), 0);
+  EXPECT_LT(j["params"].get<int>(), 1000000);
+  auto e = run("eval-confidence -m " + kModel + " --probe " + probe + " --n 20 --no-ablation --no-hidden -q --json");
+  ASSERT_EQ(e.status, 0) << e.out;
+  const auto ej = nlohmann::json::parse(e.out);
+  EXPECT_TRUE(ej["scores"].contains("kv_probe"));
+  EXPECT_TRUE(ej["kv_probe_early"].contains("50%"));
+  EXPECT_GT(ej["memory_per_sequence"]["probe_bytes"].get<double>(), 0);
+
+  auto p = run("kv-profile -m " + kModel + " --data " + data + " -q --json -o " + prof);
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_GT(nlohmann::json::parse(p.out)["threshold"].get<double>(), 0);
+  auto a = run("eval-anomaly -m " + kModel + " --profile " + prof + " --n 10 --sets soup,repeated -q --json");
+  ASSERT_EQ(a.status, 0) << a.out;
+  const auto aj = nlohmann::json::parse(a.out);
+  EXPECT_GT(aj["sets"]["soup"]["auroc"].get<double>(), 0.9);
+}
+
+TEST_F(ConfidenceCli, AnotherModelsFilesAreRefused) {
+  const std::string other = (test::temp_dir() / "conf_cli_other.gguf").string();
+  ASSERT_EQ(run("gen-model --dim 64 --layers 4 --heads 4 --kv-heads 2 --ffn 64 --vocab 320 --ctx 256 -o " + other).status, 0);
+  auto e = run("eval-confidence -m " + other + " --probe " + kProbe + " --n 2 --no-ablation -q", true);
+  EXPECT_EQ(e.status, 1);
+  EXPECT_NE(e.out.find("error: confidence file"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("another model"), std::string::npos) << e.out;
+  auto a = run("eval-anomaly -m " + other + " --profile " + kProfile + " --n 10 -q", true);
+  EXPECT_EQ(a.status, 1);
+  EXPECT_NE(a.out.find("error: KV profile"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("another model"), std::string::npos) << a.out;
+  auto bad = run("train-confidence -m " + kModel + " --data /nonexistent.jsonl -o /tmp/x.bin -q", true);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("error: cannot open data file"), std::string::npos) << bad.out;
+}
