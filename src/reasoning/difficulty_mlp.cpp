@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "util/error.h"
+#include "util/model_file.h"
 #include "util/rng.h"
 
 namespace kvscope::reasoning {
@@ -107,51 +108,12 @@ void DifficultyMLP::unpack(int input_dim, int hidden, const std::vector<float>& 
 }
 
 namespace {
-
 constexpr char kMagic[8] = {'K', 'V', 'S', 'D', 'I', 'F', 'F', '1'};
 constexpr uint32_t kVersion = 1;
-
-struct Out {
-  std::string b;
-  template <class T>
-  void put(T v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void str(const std::string& s) {
-    put<uint32_t>(static_cast<uint32_t>(s.size()));
-    b += s;
-  }
-};
-
-struct In {
-  const std::string& b;
-  const std::string& path;
-  size_t off = 0;
-  void need(size_t n) {
-    if (b.size() - off < n) throw InputError("difficulty file '" + path + "' is truncated or damaged");
-  }
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + off, sizeof v);
-    off += sizeof v;
-    return v;
-  }
-  std::string str() {
-    const uint32_t n = get<uint32_t>();
-    need(n);
-    std::string s = b.substr(off, n);
-    off += n;
-    return s;
-  }
-};
-
 }  // namespace
 
 void save_difficulty(const std::string& path, const DifficultyFile& f) {
-  Out o;
-  o.b.append(kMagic, sizeof kMagic);
-  o.put<uint32_t>(kVersion);
-  o.put<uint64_t>(f.model_fingerprint);
+  ModelFileWriter o(kMagic, kVersion, f.model_fingerprint);
   o.put<uint32_t>(static_cast<uint32_t>(f.features.layers.size()));
   for (int l : f.features.layers) o.put<int32_t>(l);
   o.put<double>(f.features.prompt_fraction);
@@ -159,63 +121,36 @@ void save_difficulty(const std::string& path, const DifficultyFile& f) {
   o.str(f.info);
   o.put<int32_t>(f.mlp.input_dim());
   o.put<int32_t>(f.mlp.hidden());
-  const auto w = f.mlp.pack();
-  o.put<uint64_t>(w.size());
-  o.b.append(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(o.b.data(), static_cast<std::streamsize>(o.b.size())))
-    throw InputError("cannot write difficulty file '" + path + "'");
+  o.floats(f.mlp.pack());
+  o.save(path, "difficulty file");
 }
 
 DifficultyFile load_difficulty(const std::string& path, uint64_t expect_fingerprint) {
-  std::ifstream fin(path, std::ios::binary);
-  if (!fin) throw InputError("cannot open difficulty file '" + path + "'");
-  const std::string b((std::istreambuf_iterator<char>(fin)), std::istreambuf_iterator<char>());
-  In in{b, path};
-  in.need(sizeof kMagic);
-  if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
-    throw InputError("'" + path + "' is not a kvscope difficulty file (bad magic)");
-  in.off = sizeof kMagic;
-  const uint32_t ver = in.get<uint32_t>();
-  if (ver != kVersion)
-    throw InputError("difficulty file '" + path + "' has version " + std::to_string(ver) + ", this build reads " +
-                     std::to_string(kVersion));
+  ModelFileReader in(path, kMagic, kVersion, "difficulty file", expect_fingerprint,
+                     "retrain it with kvscope train-difficulty for this model");
   DifficultyFile f;
-  f.model_fingerprint = in.get<uint64_t>();
-  if (expect_fingerprint && f.model_fingerprint != expect_fingerprint)
-    throw InputError("difficulty file '" + path +
-                     "' was trained for another model (its model fingerprint does not match); retrain it with "
-                     "kvscope train-difficulty for this model");
+  f.model_fingerprint = in.fingerprint();
   const uint32_t nl = in.get<uint32_t>();
-  if (nl > 4096) throw InputError("difficulty file '" + path + "' is damaged (layer count)");
+  if (nl > 4096) throw in.damaged("layer count");
   for (uint32_t i = 0; i < nl; ++i) f.features.layers.push_back(in.get<int32_t>());
   f.features.prompt_fraction = in.get<double>();
   f.features.pre_rope = in.get<uint8_t>() != 0;
-  if (!(f.features.prompt_fraction > 0 && f.features.prompt_fraction <= 1))
-    throw InputError("difficulty file '" + path + "' is damaged (prompt fraction)");
+  if (!(f.features.prompt_fraction > 0 && f.features.prompt_fraction <= 1)) throw in.damaged("prompt fraction");
   f.info = in.str();
   const int32_t din = in.get<int32_t>(), hid = in.get<int32_t>();
-  const uint64_t nw = in.get<uint64_t>();
-  if (din <= 0 || hid <= 0 || din > (1 << 22) || hid > (1 << 16) || nw > (uint64_t{1} << 28))
-    throw InputError("difficulty file '" + path + "' is damaged (dimensions)");
-  in.need(nw * sizeof(float));
-  std::vector<float> w(nw);
-  std::memcpy(w.data(), b.data() + in.off, nw * sizeof(float));
-  in.off += nw * sizeof(float);
+  if (din <= 0 || hid <= 0 || din > (1 << 22) || hid > (1 << 16)) throw in.damaged("dimensions");
+  const std::vector<float> w = in.floats(uint64_t{1} << 28);
   try {
     f.mlp.unpack(din, hid, w);
   } catch (const InputError&) {
-    throw InputError("difficulty file '" + path + "' is damaged (weights do not match its dimensions)");
+    throw in.damaged("weights do not match its dimensions");
   }
-  if (in.off != b.size()) throw InputError("difficulty file '" + path + "' has trailing bytes (damaged)");
+  in.expect_end();
   return f;
 }
 
 std::string sibling_difficulty_path(const std::string& model_path) {
-  std::string stem = model_path;
-  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
-  const std::string cand = stem + ".difficulty.bin";
-  return std::ifstream(cand, std::ios::binary) ? cand : std::string();
+  return sibling_model_file(model_path, ".difficulty.bin");
 }
 
 }  // namespace kvscope::reasoning

@@ -8,6 +8,7 @@
 
 #include "kernels/kernels.h"
 #include "util/error.h"
+#include "util/model_file.h"
 #include "util/rng.h"
 
 namespace kvscope::signals {
@@ -274,78 +275,31 @@ void ProbeMLP::unpack(int input_dim, int hidden, const std::vector<float>& flat)
 // ---- the file ----
 
 namespace {
-
 constexpr char kMagic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'B', '1'};
 constexpr uint32_t kVersion = 1;
-
-struct Out {
-  std::string b;
-  template <class T>
-  void put(T v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
-};
-
-struct In {
-  const std::string& b;
-  const std::string& path;
-  size_t off = 0;
-  void need(size_t n) {
-    if (b.size() - off < n) throw InputError("confidence file '" + path + "' is truncated or damaged");
-  }
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + off, sizeof v);
-    off += sizeof v;
-    return v;
-  }
-};
-
 }  // namespace
 
 void save_probe(const std::string& path, const ProbeFile& f) {
-  Out o;
-  o.b.append(kMagic, sizeof kMagic);
-  o.put<uint32_t>(kVersion);
-  o.put<uint64_t>(f.model_fingerprint);
+  ModelFileWriter o(kMagic, kVersion, f.model_fingerprint);
   o.put<uint32_t>(static_cast<uint32_t>(f.spec.layers.size()));
   for (int l : f.spec.layers) o.put<int32_t>(l);
   o.put<uint8_t>(f.spec.kv);
   o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0));
   o.put<double>(f.cut_below);
-  o.put<uint32_t>(static_cast<uint32_t>(f.info.size()));
-  o.b += f.info;
+  o.str(f.info);
   o.put<int32_t>(f.mlp.input_dim());
   o.put<int32_t>(f.mlp.hidden());
-  const auto w = f.mlp.pack();
-  o.put<uint64_t>(w.size());
-  o.b.append(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(o.b.data(), static_cast<std::streamsize>(o.b.size())))
-    throw InputError("cannot write confidence file '" + path + "'");
+  o.floats(f.mlp.pack());
+  o.save(path, "confidence file");
 }
 
 ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
-  std::ifstream fin(path, std::ios::binary);
-  if (!fin) throw InputError("cannot open confidence file '" + path + "'");
-  const std::string b((std::istreambuf_iterator<char>(fin)), std::istreambuf_iterator<char>());
-  In in{b, path};
-  in.need(sizeof kMagic);
-  if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
-    throw InputError("'" + path + "' is not a kvscope confidence-probe file (bad magic)");
-  in.off = sizeof kMagic;
-  const uint32_t ver = in.get<uint32_t>();
-  if (ver != kVersion)
-    throw InputError("confidence file '" + path + "' has version " + std::to_string(ver) + ", this build reads " +
-                     std::to_string(kVersion));
+  ModelFileReader in(path, kMagic, kVersion, "confidence file", expect_fingerprint,
+                     "train one for this model with kvscope train-confidence");
   ProbeFile f;
-  f.model_fingerprint = in.get<uint64_t>();
-  if (expect_fingerprint && f.model_fingerprint != expect_fingerprint)
-    throw InputError("confidence file '" + path +
-                     "' was trained for another model (its model fingerprint does not match); train one for this "
-                     "model with kvscope train-confidence");
+  f.model_fingerprint = in.fingerprint();
   const uint32_t nl = in.get<uint32_t>();
-  if (nl > 4096) throw InputError("confidence file '" + path + "' is damaged (layer count)");
+  if (nl > 4096) throw in.damaged("layer count");
   for (uint32_t i = 0; i < nl; ++i) f.spec.layers.push_back(in.get<int32_t>());
   f.spec.kv = in.get<uint8_t>() != 0;
   const uint8_t flags = in.get<uint8_t>();
@@ -353,32 +307,21 @@ ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
   f.spec.prompt = flags & 2;
   f.spec.last = flags & 4;
   f.cut_below = in.get<double>();
-  const uint32_t ni = in.get<uint32_t>();
-  in.need(ni);
-  f.info = b.substr(in.off, ni);
-  in.off += ni;
+  f.info = in.str();
   const int32_t din = in.get<int32_t>(), hid = in.get<int32_t>();
-  const uint64_t nw = in.get<uint64_t>();
-  if (din <= 0 || hid <= 0 || din > (1 << 20) || hid > (1 << 14) || nw > (uint64_t{1} << 26))
-    throw InputError("confidence file '" + path + "' is damaged (dimensions)");
-  in.need(nw * sizeof(float));
-  std::vector<float> w(nw);
-  std::memcpy(w.data(), b.data() + in.off, nw * sizeof(float));
-  in.off += nw * sizeof(float);
+  if (din <= 0 || hid <= 0 || din > (1 << 20) || hid > (1 << 14)) throw in.damaged("dimensions");
+  const std::vector<float> w = in.floats(uint64_t{1} << 26);
   try {
     f.mlp.unpack(din, hid, w);
   } catch (const InputError&) {
-    throw InputError("confidence file '" + path + "' is damaged (weights do not match its dimensions)");
+    throw in.damaged("weights do not match its dimensions");
   }
-  if (in.off != b.size()) throw InputError("confidence file '" + path + "' has trailing bytes (damaged)");
+  in.expect_end();
   return f;
 }
 
 std::string sibling_probe_path(const std::string& model_path) {
-  std::string stem = model_path;
-  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
-  const std::string cand = stem + ".confidence.bin";
-  return std::ifstream(cand, std::ios::binary) ? cand : std::string();
+  return sibling_model_file(model_path, ".confidence.bin");
 }
 
 }  // namespace kvscope::signals

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "util/error.h"
+#include "util/model_file.h"
 
 namespace kvscope::signals {
 
@@ -88,97 +89,48 @@ KVProfile fit_profile(const std::vector<std::vector<float>>& rows, double shrink
 }
 
 namespace {
-
 constexpr char kMagic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'F', '1'};
 constexpr uint32_t kVersion = 1;
-
-template <class T>
-void put(std::string& b, T v) {
-  b.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-struct In {
-  const std::string& b;
-  const std::string& path;
-  size_t off = 0;
-  void need(size_t n) {
-    if (b.size() - off < n) throw InputError("KV profile '" + path + "' is truncated or damaged");
-  }
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + off, sizeof v);
-    off += sizeof v;
-    return v;
-  }
-};
-
 }  // namespace
 
 void save_profile(const std::string& path, const KVProfile& p) {
-  std::string b(kMagic, sizeof kMagic);
-  put<uint32_t>(b, kVersion);
-  put<uint64_t>(b, p.model_fingerprint);
-  put<uint32_t>(b, static_cast<uint32_t>(p.layers.size()));
-  for (int l : p.layers) put<int32_t>(b, l);
-  put<double>(b, p.threshold);
-  put<uint32_t>(b, static_cast<uint32_t>(p.info.size()));
-  b += p.info;
-  put<int32_t>(b, p.dim);
-  for (double m : p.mean) put<double>(b, m);
+  ModelFileWriter o(kMagic, kVersion, p.model_fingerprint);
+  o.put<uint32_t>(static_cast<uint32_t>(p.layers.size()));
+  for (int l : p.layers) o.put<int32_t>(l);
+  o.put<double>(p.threshold);
+  o.str(p.info);
+  o.put<int32_t>(p.dim);
+  for (double m : p.mean) o.put<double>(m);
   // Lower triangle only.
   for (int i = 0; i < p.dim; ++i)
-    for (int j = 0; j <= i; ++j) put<double>(b, p.whiten[static_cast<size_t>(i) * p.dim + j]);
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !out.write(b.data(), static_cast<std::streamsize>(b.size())))
-    throw InputError("cannot write KV profile '" + path + "'");
+    for (int j = 0; j <= i; ++j) o.put<double>(p.whiten[static_cast<size_t>(i) * p.dim + j]);
+  o.save(path, "KV profile");
 }
 
 KVProfile load_profile(const std::string& path, uint64_t expect_fingerprint) {
-  std::ifstream fin(path, std::ios::binary);
-  if (!fin) throw InputError("cannot open KV profile '" + path + "'");
-  const std::string b((std::istreambuf_iterator<char>(fin)), std::istreambuf_iterator<char>());
-  In in{b, path};
-  in.need(sizeof kMagic);
-  if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
-    throw InputError("'" + path + "' is not a kvscope KV profile (bad magic)");
-  in.off = sizeof kMagic;
-  const uint32_t ver = in.get<uint32_t>();
-  if (ver != kVersion)
-    throw InputError("KV profile '" + path + "' has version " + std::to_string(ver) + ", this build reads " +
-                     std::to_string(kVersion));
+  ModelFileReader in(path, kMagic, kVersion, "KV profile", expect_fingerprint,
+                     "build one for this model with kvscope kv-profile");
   KVProfile p;
-  p.model_fingerprint = in.get<uint64_t>();
-  if (expect_fingerprint && p.model_fingerprint != expect_fingerprint)
-    throw InputError("KV profile '" + path +
-                     "' was built for another model (its model fingerprint does not match); build one for this model "
-                     "with kvscope kv-profile");
+  p.model_fingerprint = in.fingerprint();
   const uint32_t nl = in.get<uint32_t>();
-  if (nl == 0 || nl > 4096) throw InputError("KV profile '" + path + "' is damaged (layer count)");
+  if (nl == 0 || nl > 4096) throw in.damaged("layer count");
   for (uint32_t i = 0; i < nl; ++i) p.layers.push_back(in.get<int32_t>());
   p.threshold = in.get<double>();
-  const uint32_t ni = in.get<uint32_t>();
-  in.need(ni);
-  p.info = b.substr(in.off, ni);
-  in.off += ni;
+  p.info = in.str();
   p.dim = in.get<int32_t>();
-  if (p.dim <= 0 || p.dim > 65536) throw InputError("KV profile '" + path + "' is damaged (dimension)");
+  if (p.dim <= 0 || p.dim > 65536) throw in.damaged("dimension");
   const size_t d = p.dim;
   in.need((d + d * (d + 1) / 2) * sizeof(double));
   for (size_t i = 0; i < d; ++i) p.mean.push_back(in.get<double>());
   p.whiten.assign(d * d, 0.0);
   for (size_t i = 0; i < d; ++i)
     for (size_t j = 0; j <= i; ++j) p.whiten[i * d + j] = in.get<double>();
-  if (in.off != b.size()) throw InputError("KV profile '" + path + "' has trailing bytes (damaged)");
+  in.expect_end();
   return p;
 }
 
 std::string sibling_profile_path(const std::string& model_path) {
-  std::string stem = model_path;
-  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".gguf") == 0) stem.resize(stem.size() - 5);
-  const std::string cand = stem + ".kvprofile.bin";
-  return std::ifstream(cand, std::ios::binary) ? cand : std::string();
+  return sibling_model_file(model_path, ".kvprofile.bin");
 }
 
 }  // namespace kvscope::signals
