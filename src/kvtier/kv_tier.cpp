@@ -1,8 +1,6 @@
 #include "kvtier/kv_tier.h"
 
 #include <hiredis/hiredis.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +10,7 @@
 
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/sigpipe_guard.h"
 
 namespace kvscope::kvtier {
 
@@ -26,35 +25,6 @@ std::string hex(uint64_t v, int digits = 16) {
   std::snprintf(buf, sizeof buf, "%0*" PRIx64, digits, v);
   return buf;
 }
-
-// Blocks SIGPIPE around hiredis I/O (it writes with plain write()): a Redis that just died must not
-// kill the server. A SIGPIPE raised meanwhile is consumed.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~SigpipeGuard() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
-      timespec zero{0, 0};
-      sigtimedwait(&pipe_, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-
- private:
-  sigset_t pipe_, old_;
-  bool was_pending_ = false;
-};
 
 struct ReplyFree {
   void operator()(redisReply* r) const { freeReplyObject(r); }

@@ -5,8 +5,6 @@
 #include "reasoning/decision_cache.h"
 
 #include <hiredis/hiredis.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <cerrno>
 #include <cinttypes>
@@ -16,6 +14,7 @@
 
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/sigpipe_guard.h"
 
 namespace kvscope::reasoning {
 
@@ -46,35 +45,6 @@ Decision Decision::from_json(const nlohmann::json& j) {
 }
 
 namespace {
-
-// Blocks SIGPIPE around hiredis I/O: hiredis 0.14 uses plain write(), so writing to a Redis that has
-// just died would otherwise kill the whole server. A SIGPIPE raised meanwhile is consumed here.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~SigpipeGuard() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
-      timespec zero{0, 0};
-      sigtimedwait(&pipe_, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-
- private:
-  sigset_t pipe_, old_;
-  bool was_pending_ = false;
-};
 
 struct ReplyFree {
   void operator()(redisReply* r) const { freeReplyObject(r); }
