@@ -246,13 +246,12 @@ int Engine::attach_window(Seq& s, int hits) {
   if (s.req.tap && s.req.tap_cached_prefix) hits = 0;
   // The next position after j cached blocks sees [j*bs - window + 1, j*bs): all of those blocks
   // must still be in the sliding-window pool's cache. The longest usable prefix wins.
+  // run[i]: how many blocks up to and including i are cached in an unbroken run (one lookup each).
+  std::vector<int> run(static_cast<size_t>(hits));
+  for (int i = 0; i < hits; ++i) run[i] = swa_kv_->pool().contains(s.hash_of_block(i, bs)) ? (i ? run[i - 1] : 0) + 1 : 0;
   int use = hits;
-  for (; use > 0; --use) {
-    const int first = std::max(0, use * bs - window + 1) / bs;
-    bool all = true;
-    for (int i = first; i < use && all; ++i) all = swa_kv_->pool().contains(s.hash_of_block(i, bs));
-    if (all) break;
-  }
+  for (; use > 0; --use)
+    if (run[use - 1] >= use - std::max(0, use * bs - window + 1) / bs) break;
   if (use > 0) {
     const int first = std::max(0, use * bs - window + 1) / bs;
     for (int i = 0; i < first; ++i) s.swa_table.append_released();
