@@ -26,6 +26,11 @@ build/release/kvscope run -m build/train-smoke/kvscope-reasoner.gguf -p "Questio
 /usr/bin/python3 tools/train/train.py --smoke --workers 2 --kvscope build/release/kvscope --out build/train-smoke2 \
   --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke2/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
+# stage 2 (the chat convention, continued from stage 1's file): the template and levels are read back
+/usr/bin/python3 tools/train/train.py --smoke --chat --init-gguf build/train-smoke/kvscope-reasoner.gguf \
+  --kvscope build/release/kvscope --out build/train-smoke-chat --data-dir build/train-smoke/data >/dev/null
+build/release/kvscope run -m build/train-smoke-chat/kvscope-reasoner.gguf --reasoning-effort low \
+  -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
 
 echo "== ASan+UBSan build + unit tests (parity, the browser test and the multi-process scale-out cluster run in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null

@@ -50,7 +50,8 @@ struct Labelled {
 
 // JSON lines: {"prompt": "text" | {"fast": "...", "mixed": "...", ...}, "answer": 42} (what
 // `kvscope tinygsm --jsonl` writes; other fields are ignored).
-std::vector<Labelled> read_labelled(const std::string& path, const std::vector<std::string>& modes) {
+std::vector<Labelled> read_labelled(const std::string& path, const std::vector<std::string>& modes,
+                                    const std::string& field) {
   std::ifstream in(path);
   if (!in) throw InputError("cannot open data file '" + path + "'");
   std::vector<Labelled> out;
@@ -65,7 +66,7 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
     if (!j.contains("answer") || !j["answer"].is_number_integer()) throw InputError(where + ": needs an integer \"answer\"");
     Labelled l;
     l.answer = j["answer"].get<int>();
-    const auto& p = j.contains("prompt") ? j["prompt"] : nlohmann::json();
+    const auto& p = j.contains(field) ? j[field] : nlohmann::json();
     if (p.is_string()) {
       l.prompts.push_back({"", p.get<std::string>()});
     } else if (p.is_object()) {
@@ -73,7 +74,7 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
         if (p.contains(m) && p[m].is_string()) l.prompts.push_back({m, p[m].get<std::string>()});
       if (l.prompts.empty()) throw InputError(where + ": \"prompt\" has none of the modes asked for");
     } else {
-      throw InputError(where + ": needs a \"prompt\" (a string, or an object of prompts per mode)");
+      throw InputError(where + ": needs a \"" + field + "\" (a string, or an object of prompts per mode)");
     }
     out.push_back(std::move(l));
   }
@@ -117,6 +118,7 @@ void add_train_confidence_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     std::string data, out, layers = "2-3", modes = "fast,mixed,slow", features_out, features_in, test_features;
+    std::string prompt_field = "prompt";
     int hidden = 32, epochs = 200, patience = 20, max_tokens = 256;
     double lr = 1e-3, val = 0.2, wd = 1e-3, cut_fpr = 0.02;
     uint64_t seed = 1;
@@ -125,6 +127,10 @@ void add_train_confidence_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
   cmd->add_option("--data", o->data, "Labelled prompts, JSON lines (kvscope tinygsm --jsonl)");
+  cmd->add_option("--prompt-field", o->prompt_field,
+                  "The field holding the prompts: prompt (the first reasoner's), chat_prompt (the chat convention's; "
+                  "special tokens are parsed)")
+      ->capture_default_str();
   cmd->add_option("--modes", o->modes, "Prompt variants answered per line (keys of its \"prompt\" object)")->capture_default_str();
   cmd->add_option("--layers", o->layers, "KV layers the probe reads: mid | all | a-b | a,b,c")->capture_default_str();
   cmd->add_flag("--no-kv", o->no_kv, "Logit statistics only (ablation)");
@@ -197,7 +203,7 @@ void add_train_confidence_command(CLI::App& app) {
         if (r.share == 1) ++answers, right += r.ok;
     } else {
       const auto modes = split_list(o->modes);
-      const auto data = read_labelled(o->data, modes);
+      const auto data = read_labelled(o->data, modes, o->prompt_field);
       Context ctx(*model, o->model.context_params());
       signals::SignalOptions so;
       so.hidden = false;
@@ -215,7 +221,7 @@ void add_train_confidence_command(CLI::App& app) {
       }
       for (size_t i = 0; i < data.size(); ++i) {
         for (const auto& [mode, text] : data[i].prompts) {
-          const auto ids = model->tokenizer().encode(text, true, false);
+          const auto ids = model->tokenizer().encode(text, true, o->prompt_field != "prompt");
           if (static_cast<int>(ids.size()) >= ctx.n_ctx()) continue;
           const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
           const auto r = signals::generate_scored(ctx, ids, greedy_sampling(), room, so);

@@ -15,6 +15,7 @@
 #include "training/linear_probe.h"
 #include "signals/confidence_metrics.h"
 #include "signals/kv_tap.h"
+#include "tinygsm/tinygsm.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -115,7 +116,22 @@ void add_train_difficulty_command(CLI::App& app) {
     co.max_tokens = o->max_tokens;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<reasoning::ProblemRecord> recs;
-    if (o->data.empty()) {
+    const bool kv_format = o->reasoning.format_of(*model) == reasoning::FormatKind::Kvscope;
+    if (o->data.empty() && !kv_format) {
+      // The built-in task on any other format is one such dataset: tinygsm's broad phrasing as chat turns.
+      auto split = tinygsm::parse_split(o->split);
+      if (!split) throw InputError("unknown split '" + o->split + "'");
+      int line = 0;
+      for (const auto& it : tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed, 0, tinygsm::Style::Broad)) {
+        reasoning::DataItem d;
+        d.line = ++line;
+        d.messages = {{"user", "Question: " + tinygsm::numbered_question(it)}};
+        d.answer = std::to_string(it.answer);
+        d.number = it.answer;
+        data_items.push_back(std::move(d));
+      }
+    }
+    if (o->data.empty() && kv_format) {
       recs = collect(ctx, o->split, o->n, o->seed, co, o->quiet);
     } else {
       const reasoning::FormatKind kind = o->reasoning.format_of(*model);

@@ -1,4 +1,5 @@
 // kvscope eval: greedy accuracy of a model on a benchmark task (tinygsm), overall and by steps.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -128,7 +129,7 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Measure a model's greedy accuracy on a benchmark task");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "test", mode = "slow", details, probe;
+    std::string task = "tinygsm", split = "test", mode = "slow", details, probe, style;
     bool early_cut = false;
     double cut_below = 0;
     int cut_min_tokens = 5;
@@ -146,6 +147,9 @@ void add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(1, 1 << 24))->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed of the problems")->capture_default_str();
+  cmd->add_option("--style", o->style,
+                  "tinygsm phrasing: broad | classic (default: classic for a model with the first reasoner's "
+                  "private format, else broad)");
   cmd->add_option("--max-tokens", o->max_tokens, "Generation cap per problem")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
@@ -199,7 +203,22 @@ void add_eval_command(CLI::App& app) {
     const SamplingParams sp = greedy_sampling();
     std::ofstream details;
     open_details(details, o->details);
-    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
+    // The first reasoner's private format reads the bare question and its mode line; any other
+    // format gets the question as a chat turn at each mode's effort, as the server renders it.
+    const reasoning::FormatKind kind = o->reasoning.format_of(*model);
+    const bool kv_format = kind == reasoning::FormatKind::Kvscope;
+    if (!kv_format && kind == reasoning::FormatKind::None)
+      throw InputError("the model has no reasoning format for tinygsm's modes (give --reasoning-format, or eval --data)");
+    const auto style = o->style.empty() ? (kv_format ? tinygsm::Style::Classic : tinygsm::Style::Broad)
+                                        : tinygsm::parse_style(o->style).value_or(tinygsm::Style::Classic);
+    if (!o->style.empty() && !tinygsm::parse_style(o->style)) throw InputError("unknown style '" + o->style + "' (broad, classic)");
+    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed, 0, style);
+    auto messages_of = [](const tinygsm::Item& it) {
+      return std::vector<tok::ChatMessage>{{"user", "Question: " + tinygsm::numbered_question(it)}};
+    };
+    auto plan_of = [&](tinygsm::Mode m) {
+      return reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->reasoning.budgets);
+    };
 
     // Modes are interleaved problem by problem and each mode's time is the sum of its own runs, so a
     // machine that slows down or speeds up mid-run weighs on every mode alike (fair speed-ups).
@@ -247,12 +266,25 @@ void add_eval_command(CLI::App& app) {
       for (size_t k = 0; k < modes.size(); ++k) {
         ModeRun& mr = runs[k];
         const auto ts = clock::now();
-        const auto ids = model->tokenizer().encode(tinygsm::format_prompt(it, modes[k]), true, false);
+        const auto plan = plan_of(modes[k]);
+        const auto ids = kv_format ? model->tokenizer().encode(tinygsm::format_prompt(it, modes[k]), true, false)
+                                   : encode_chat(*model, messages_of(it), &plan);
         if (static_cast<int>(ids.size()) >= ctx.n_ctx())
           throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
         const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
-        GenerateResult r = generate(ctx, ids, sp, room);
-        const auto got = tinygsm::parse_answer(r.text);
+        GenerateResult r;
+        std::string answer;  // the text the answer is read from
+        if (kv_format) {
+          r = generate(ctx, ids, sp, room);
+          answer = r.text;
+        } else {  // the answer is the content after the think block
+          auto pr = reasoning::generate_planned(ctx, ids, plan, sp, room);
+          r.tokens = std::move(pr.tokens);
+          r.stop_reason = pr.stop_reason;
+          r.text = std::move(pr.text);
+          answer = std::move(pr.content);
+        }
+        const auto got = tinygsm::parse_answer(answer);
         mr.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
         const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == StopReason::Eos ? 1 : 0);
@@ -268,9 +300,18 @@ void add_eval_command(CLI::App& app) {
       }
       if (with_auto) {
         const auto ts = clock::now();
+        if (!kv_format) {
+          ao.kind = kind;
+          ao.budgets = o->reasoning.budgets;
+          ao.question_tokens = encode_chat(*model, messages_of(it), nullptr);
+          ao.render = [&](tinygsm::Mode m) {
+            const auto p = plan_of(m);
+            return encode_chat(*model, messages_of(it), &p);
+          };
+        }
         auto r = reasoning::generate_adaptive(ctx, reasoning::tinygsm_question(it), sp, difficulty.features,
                                               &difficulty.mlp, ao);
-        const auto got = tinygsm::parse_answer(r.text);
+        const auto got = tinygsm::parse_answer(kv_format ? r.text : r.content);
         auto_run.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
         tally(auto_run, it.steps, ok, r.generated_total);
@@ -324,6 +365,19 @@ void add_eval_command(CLI::App& app) {
       j["low_confidence_fallbacks"] = fallbacks;
       j["mean_estimate_ms"] = auto_run.all.n ? estimate_ms / auto_run.all.n : 0.0;
       j["difficulty_file"] = difficulty_path;
+      // The blind baseline: the best mix of two fixed modes, chosen without looking at the question,
+      // that spends auto's mean tokens (a point on the modes' accuracy-tokens hull).
+      const double t_auto = auto_run.all.n ? double(auto_run.all.tokens) / auto_run.all.n : 0.0;
+      double blind = -1;
+      for (const ModeRun& a : runs)
+        for (const ModeRun& b : runs) {
+          const double ta = a.all.n ? double(a.all.tokens) / a.all.n : 0, tb = b.all.n ? double(b.all.tokens) / b.all.n : 0;
+          const double aa = a.all.n ? double(a.all.correct) / a.all.n : 0, ab = b.all.n ? double(b.all.correct) / b.all.n : 0;
+          if (ta > t_auto || tb < t_auto) continue;
+          const double w = tb > ta ? (t_auto - ta) / (tb - ta) : 1.0;
+          blind = std::max(blind, aa + w * (ab - aa));
+        }
+      if (blind >= 0) j["blind_mix_accuracy"] = blind;
       per_mode["auto"] = j;
     }
     if (per_mode.contains("slow"))
@@ -370,6 +424,9 @@ void add_eval_command(CLI::App& app) {
                   a["initial_modes"].dump().c_str(), a["final_modes"].dump().c_str(), a["early_answers"].get<int>(),
                   a["upgrades"].get<int>(), a["retries"].get<int>(), a["low_confidence_fallbacks"].get<int>(),
                   a["mean_estimate_ms"].get<double>());
+      if (a.contains("blind_mix_accuracy"))
+        std::printf("auto: the best blind mix of fixed modes with auto's mean tokens scores %.1f%%\n",
+                    100 * a["blind_mix_accuracy"].get<double>());
       if (a.contains("early_cut_below"))
         std::printf("auto: %d early cuts (probe P(correct) < %.4f)\n", a["early_cuts"].get<int>(),
                     a["early_cut_below"].get<double>());

@@ -133,6 +133,14 @@ void add_run_command(CLI::App& app) {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     SamplingParams sp = o->sampling.params();
+    // --reasoning's modes on a format with efforts are those efforts (fast = low, mixed = medium,
+    // slow = high); a model without a format gets the mode lines, as the first reasoner did.
+    if (!o->reasoning.empty() && o->ro.format_of(*model) != reasoning::FormatKind::Kvscope &&
+        o->ro.format_of(*model) != reasoning::FormatKind::None) {
+      if (!o->effort.empty()) throw InputError("give one of --reasoning and --reasoning-effort");
+      o->effort = o->reasoning == "auto" ? "auto" : o->reasoning == "fast" ? "low" : o->reasoning == "mixed" ? "medium" : "high";
+      o->reasoning.clear();
+    }
     if (!o->prompt_file.empty()) {
       std::ifstream f(o->prompt_file, std::ios::binary);
       if (!f) throw InputError("cannot read the prompt file " + o->prompt_file);
@@ -149,6 +157,8 @@ void add_run_command(CLI::App& app) {
       const reasoning::ReasoningPlan plan = reasoning::plan(kind, pr, o->ro.budgets);  // InputError names the format
       // The embedded model has no chat template: its chat is the bare question, as it was trained.
       if (kind == reasoning::FormatKind::Kvscope && o->chat && model->chat_template().empty()) o->chat = false;
+      // A model trained with levels in the system message only knows its chat turns.
+      if (kind == reasoning::FormatKind::Levels && !model->chat_template().empty()) o->chat = true;
       if (kind == reasoning::FormatKind::Kvscope && !o->chat) {
         // The embedded model's levels are its mode lines: the adaptive run below carries them.
         o->reasoning = pr.effort == Effort::Auto ? "auto" : std::string(mode_name(plan.mode));

@@ -16,7 +16,7 @@ void add_tinygsm_command(CLI::App& app);
 void add_tinygsm_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tinygsm", "Generate tinygsm word problems (JSON lines or text)");
   struct Opts {
-    std::string split = "train", mode, out;
+    std::string split = "train", mode, out, style = "broad";
     size_t n = 10;
     uint64_t seed = tinygsm::kDefaultSeed, start = 0;
     int steps = 0;
@@ -29,12 +29,18 @@ void add_tinygsm_command(CLI::App& app) {
   cmd->add_option("--start", o->start, "Index of the first problem")->capture_default_str();
   cmd->add_option("--steps", o->steps, "Only problems with this many steps (0: 1 to 6 at random)")
       ->check(CLI::Range(0, tinygsm::kMaxSteps));
+  cmd->add_option("--style", o->style,
+                  "broad (paraphrases, connectives, currencies, distractor statements: the current reasoner's data) "
+                  "or classic (the first reasoner's phrasing)")
+      ->capture_default_str();
   cmd->add_option("--mode", o->mode, "Text output: also print the target of this mode (fast|mixed|slow)");
   cmd->add_option("-o,--output", o->out, "Write to this file instead of stdout");
   cmd->add_flag("--jsonl", o->jsonl, "One JSON object per line (question, answer, steps, worked, prompts, targets)");
   cmd->callback([o] {
     auto split = tinygsm::parse_split(o->split);
     if (!split) throw InputError("unknown split '" + o->split + "' (train, validation, test, heldout)");
+    auto style = tinygsm::parse_style(o->style);
+    if (!style) throw InputError("unknown style '" + o->style + "' (broad, classic)");
     std::optional<tinygsm::Mode> mode;
     if (!o->mode.empty()) {
       mode = tinygsm::parse_mode(o->mode);
@@ -48,7 +54,7 @@ void add_tinygsm_command(CLI::App& app) {
       os = &file;
     }
     for (size_t i = 0; i < o->n; ++i) {
-      const auto item = tinygsm::generate_item(*split, o->seed, o->start + i, o->steps);
+      const auto item = tinygsm::generate_item(*split, o->seed, o->start + i, o->steps, *style);
       if (o->jsonl) {
         *os << tinygsm::to_json(item) << '\n';
       } else {

@@ -139,8 +139,11 @@ std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::Chat
   const auto& tk = model.tokenizer();
   const auto& v = tk.vocab();
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  std::string prompt = tok::apply_chat_template(fmt, msgs, true, text_of(v.bos), text_of(v.eos),
-                                               plan && plan->format == reasoning::FormatKind::GptOss ? plan->level_name() : "");
+  // Without a plan a levels model's prompt is the conversation alone: the question an adaptive run
+  // estimates from, which every level's prompt continues.
+  const bool question_only = !plan && reasoning::detect_format(model) == reasoning::FormatKind::Levels;
+  const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
+  std::string prompt = tok::apply_chat_template(fmt, msgs, !question_only, text_of(v.bos), text_of(v.eos), level);
   if (plan) prompt += plan->prompt_suffix();  // the think block the plan opens (or leaves empty)
   // Templates that spell out BOS themselves must not get a second one.
   bool has_bos = v.bos >= 0 && !text_of(v.bos).empty() && prompt.rfind(text_of(v.bos), 0) == 0;

@@ -31,6 +31,7 @@ std::string_view format_name(FormatKind f) {
     case FormatKind::Qwen3: return "qwen3";
     case FormatKind::DeepSeekR1: return "deepseek-r1";
     case FormatKind::GptOss: return "gpt-oss";
+    case FormatKind::Levels: return "levels";
     case FormatKind::Kvscope: return "kvscope";
   }
   return "none";
@@ -38,16 +39,19 @@ std::string_view format_name(FormatKind f) {
 
 std::optional<FormatKind> parse_format(std::string_view s) {
   for (FormatKind f : {FormatKind::None, FormatKind::Think, FormatKind::Qwen3, FormatKind::DeepSeekR1, FormatKind::GptOss,
-                       FormatKind::Kvscope})
+                       FormatKind::Levels, FormatKind::Kvscope})
     if (s == format_name(f)) return f;
   if (s == "deepseek") return FormatKind::DeepSeekR1;
   return std::nullopt;
 }
 
 FormatKind detect_format(const std::string& t, const tok::Tokenizer& tk, const std::string& name) {
-  // The embedded model (and models trained like it) has no template; its name says what it is.
-  if (starts_with(name, "kvscope-reasoner")) return FormatKind::Kvscope;
-  if (has(t, "<|channel|>") || (has(t, "reasoning_effort") && has(t, "Reasoning:"))) return FormatKind::GptOss;
+  // The first embedded model (and models trained like it) has no template; its name says what it is.
+  if (t.empty() && starts_with(name, "kvscope-reasoner")) return FormatKind::Kvscope;
+  if (has(t, "<|channel|>")) return FormatKind::GptOss;
+  // Levels in the system message with a think block (the embedded model's template).
+  if (has(t, "Reasoning:") && has(t, "<think>")) return FormatKind::Levels;
+  if (has(t, "reasoning_effort") && has(t, "Reasoning:")) return FormatKind::GptOss;
   if (has(t, "enable_thinking")) return FormatKind::Qwen3;
   const bool think_tokens = has_token(tk, "<think>") && has_token(tk, "</think>");
   // A template that never mentions a think block belongs to a model that does not think (Qwen3's
@@ -86,7 +90,7 @@ ReasoningPlan plan_for_effort(FormatKind f, Effort e, const EffortBudgets& b, st
     p.thinking = p.effort >= Effort::Low;
     p.budget = p.effort == Effort::Low ? b.low : p.effort == Effort::Medium ? b.medium : -1;
   } else {
-    p.thinking = true;  // kvscope and gpt-oss always reason before they answer; the level sets how much
+    p.thinking = true;  // kvscope, levels and gpt-oss always reason first; the level sets how much
   }
   if (budget) {
     if (*budget == 0) {  // no thinking at all
@@ -132,7 +136,7 @@ ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b) {
     e = *r.budget == 0 ? Effort::None : Effort::High;
   } else {
     // As the model does by default: think formats think without a bound, gpt-oss's default level is
-    // medium, kvscope writes its own mode line.
+    // medium, the levels template's is high, kvscope writes its own mode line.
     e = f == FormatKind::GptOss ? Effort::Medium : Effort::High;
   }
   ReasoningPlan p = plan_for_effort(f, e, b, r.budget);
@@ -141,25 +145,27 @@ ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b) {
 }
 
 std::string ReasoningPlan::prompt_suffix() const {
+  if (format == FormatKind::Levels) return "<think>\n";  // the level says how much; the block is always open
   if (!is_think_format(format)) return "";
   return thinking ? "<think>\n" : "<think>\n\n</think>\n\n";
 }
 
 std::string ReasoningPlan::cut_text() const {
-  if (is_think_format(format)) return "\n</think>\n\n";
+  if (is_think_format(format) || format == FormatKind::Levels) return "\n</think>\n\n";
   if (format == FormatKind::Kvscope) return "Answer:";
   if (format == FormatKind::GptOss) return std::string(kHarmonyEnd) + kHarmonyFinal;
   return "";
 }
 
 std::string ReasoningPlan::system_line() const {
-  if (format != FormatKind::GptOss) return "";
+  if (format != FormatKind::GptOss && format != FormatKind::Levels) return "";
   return "Reasoning: " + level_name();
 }
 
 std::string ReasoningPlan::level_name() const {
   if (format == FormatKind::Kvscope) return std::string(mode_name(mode));
-  if (format == FormatKind::GptOss) return mode == Mode::Fast ? "low" : mode == Mode::Mixed ? "medium" : "high";
+  if (format == FormatKind::GptOss || format == FormatKind::Levels)
+    return mode == Mode::Fast ? "low" : mode == Mode::Mixed ? "medium" : "high";
   return std::string(effort_name(effort));
 }
 

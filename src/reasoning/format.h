@@ -5,7 +5,10 @@
 //   think        any other model whose vocabulary or template has <think> ... </think>
 //   gpt-oss      effort levels in the system message ("Reasoning: low|medium|high"), analysis and
 //                final channels
-//   kvscope      the embedded model's private control line "Mode: fast|mixed|slow" and "Answer:" cue
+//   levels       effort levels in the system message as gpt-oss does ("Reasoning: low|medium|high"),
+//                thinking in a <think> block the prompt opens (the embedded model, ChatML turns)
+//   kvscope      the first embedded model's private control line "Mode: fast|mixed|slow" and
+//                "Answer:" cue, no chat template (kvscope-reasoner-v1)
 //   none         no reasoning format: the model answers as it is prompted
 //
 // The format is detected from the chat template, the vocabulary and the model's name, and can be
@@ -27,9 +30,9 @@ class Model;
 
 namespace kvscope::reasoning {
 
-enum class FormatKind { None, Think, Qwen3, DeepSeekR1, GptOss, Kvscope };
+enum class FormatKind { None, Think, Qwen3, DeepSeekR1, GptOss, Levels, Kvscope };
 
-std::string_view format_name(FormatKind f);                // none|think|qwen3|deepseek-r1|gpt-oss|kvscope
+std::string_view format_name(FormatKind f);  // none|think|qwen3|deepseek-r1|gpt-oss|levels|kvscope
 std::optional<FormatKind> parse_format(std::string_view s);  // also accepts "deepseek"
 inline bool is_think_format(FormatKind f) {
   return f == FormatKind::Think || f == FormatKind::Qwen3 || f == FormatKind::DeepSeekR1;
@@ -60,7 +63,7 @@ struct ReasoningPlan {
   // The text the engine writes when the budget is cut: "\n</think>\n\n", kvscope's "Answer:", or
   // gpt-oss's switch to the final channel.
   std::string cut_text() const;
-  // The system-message line of gpt-oss ("Reasoning: medium"), "" for other formats.
+  // The system-message line of gpt-oss and levels ("Reasoning: medium"), "" for other formats.
   std::string system_line() const;
   // The effort level the format shows ("low", "fast", ...), for reports.
   std::string level_name() const;

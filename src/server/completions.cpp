@@ -614,8 +614,11 @@ std::string Server::Impl::prompt_text(const GenRequest& g, const reasoning::Reas
   const tok::Tokenizer& tk = model->tokenizer();
   const auto& v = tk.vocab();
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  return tok::apply_chat_template(chat_format, g.messages, true, text_of(v.bos), text_of(v.eos),
-                                  plan && plan->format == reasoning::FormatKind::GptOss ? plan->level_name() : "") +
+  // Without a plan a levels model's prompt is the conversation alone: the question an adaptive run
+  // estimates from, which every level's prompt continues.
+  const bool question_only = !plan && reasoning.kind == reasoning::FormatKind::Levels;
+  const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
+  return tok::apply_chat_template(chat_format, g.messages, !question_only, text_of(v.bos), text_of(v.eos), level) +
          (plan ? plan->prompt_suffix() : "");
 }
 
@@ -633,6 +636,16 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
   // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
   const reasoning::FormatKind kind = reasoning.kind;
+  // kvscope's "reasoning" modes on a format with efforts are those efforts (fast = low, mixed =
+  // medium, slow = high); a model without a format gets the mode lines, as the first reasoner did.
+  if (!g.reasoning.empty() && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
+    if (g.effort) throw invalid_request("give one of 'reasoning' and 'reasoning_effort'", "reasoning", "invalid_value");
+    g.effort = g.reasoning == "auto"    ? Effort::Auto
+               : g.reasoning == "fast"  ? Effort::Low
+               : g.reasoning == "mixed" ? Effort::Medium
+                                        : Effort::High;
+    g.reasoning.clear();
+  }
   if (g.reasoning.empty()) {
     reasoning::PlanRequest pr{g.effort, g.enable_thinking, g.thinking_budget};
     if (!g.reasoning_requested() && opt.reasoning_budget && ep == Endpoint::Chat) pr.budget = opt.reasoning_budget;

@@ -61,6 +61,7 @@ struct Template {
   Kind kind;
   bool heldout;
   const char* text;
+  bool broad = false;  // used only by Style::Broad
 };
 
 constexpr bool H = true, T = false;
@@ -152,6 +153,63 @@ const Template kTemplates[] = {
     {D::Time, K::Final, T, "How many minutes does {P} {a} on the last day?"},
     {D::Time, K::Final, T, "For how many minutes does {P} {a} on the last day?"},
     {D::Time, K::Final, H, "How long, in minutes, does {P} {a} on the last day?"},
+    // ---- broad style only (Style::Broad): paraphrases, other clause orders, the held-out
+    // templates' words in other sentences. Appended so the classic ids stay put.
+    {D::Objects, K::Start, T, "{P} owns {N} {O}.", true},
+    {D::Objects, K::Start, T, "At first, {P} has {N} {O}.", true},
+    {D::Objects, K::Start, T, "{P} keeps {N} {O} in a box.", true},
+    {D::Objects, K::Add, T, "{P} collects {N} more {O}.", true},
+    {D::Objects, K::Add, T, "{P} receives {N} {O} as a present.", true},
+    {D::Objects, K::Add, T, "{N} more {O} are given to {P}.", true},
+    {D::Objects, K::Add, T, "{P} picks {N} more {O} from the shelf.", true},
+    {D::Objects, K::Sub, T, "{P} uses {N} of the {O}.", true},
+    {D::Objects, K::Sub, T, "{N} of {P}'s {O} get lost.", true},
+    {D::Objects, K::Sub, T, "{P} hands {N} {O} over to {F}.", true},
+    {D::Objects, K::Mul, T, "{P}'s {O} become {K} times as many.", true},
+    {D::Objects, K::Mul, T, "The number of {O} that {P} owns grows {K} times.", true},
+    {D::Objects, K::Div, T, "{P} puts the {O} into {K} equal stacks and keeps one stack.", true},
+    {D::Objects, K::Div, T, "Only one of {K} equal shares of the {O} stays with {P}.", true},
+    {D::Objects, K::GroupAdd, T, "{P} buys {K} bags of {O}, and each bag holds {N}.", true},
+    {D::Objects, K::GroupAdd, T, "With {N} {O} in each box, {P} gets {K} boxes.", true},
+    {D::Objects, K::More, T, "Compared with {P}, {F} has {N} more {O}.", true},
+    {D::Objects, K::More, T, "{F} has {N} {O} more than {P}.", true},
+    {D::Objects, K::Fewer, T, "Compared with {P}, {F} has {N} fewer {O}.", true},
+    {D::Objects, K::Fewer, T, "{F} has {N} {O} fewer than {P}.", true},
+    {D::Objects, K::Times, T, "Compared with {P}, {F} has {K} times as many {O}.", true},
+    {D::Objects, K::Final, T, "How many {O} does {P} own now?", true},
+    {D::Objects, K::Final, T, "How many {O} does {P} end up with?", true},
+    {D::Objects, K::Together, T, "How many {O} do {P0} and {P1} have combined?", true},
+    {D::Objects, K::Together, T, "What is the total number of {O} that {P0} and {P1} have?", true},
+    {D::Money, K::Start, T, "{P} owns ${N}.", true},
+    {D::Money, K::Start, T, "At first, {P} has ${N}.", true},
+    {D::Money, K::Add, T, "{P} makes ${N} selling lemonade.", true},
+    {D::Money, K::Add, T, "{P} receives ${N} from {F}.", true},
+    {D::Money, K::Add, T, "{P} is given ${N} as a present.", true},
+    {D::Money, K::Sub, T, "{P} uses ${N} to buy a {I}.", true},
+    {D::Money, K::Sub, T, "A {I} costs {P} ${N}.", true},
+    {D::Money, K::Sub, T, "{P} hands ${N} over to {F}.", true},
+    {D::Money, K::Mul, T, "{P} ends up with {K} times as much money.", true},
+    {D::Money, K::Div, T, "{P} divides the money into {K} equal parts and keeps one.", true},
+    {D::Money, K::Div, T, "Only one of {K} equal shares of the money stays with {P}.", true},
+    {D::Money, K::GroupAdd, T, "{P} is paid ${N} per day for {K} days.", true},
+    {D::Money, K::GroupAdd, T, "For {K} weeks, {P} gets ${N} each week.", true},
+    {D::Money, K::GroupSub, T, "{P} pays ${N} each for {K} {Is}.", true},
+    {D::Money, K::GroupSub, T, "{K} {Is} cost ${N} each, and {P} buys all of them.", true},
+    {D::Money, K::More, T, "Compared with {P}, {F} has ${N} more.", true},
+    {D::Money, K::Fewer, T, "Compared with {P}, {F} has ${N} less.", true},
+    {D::Money, K::Times, T, "Compared with {P}, {F} has {K} times as much money.", true},
+    {D::Money, K::Final, T, "How much money does {P} have at the end?", true},
+    {D::Money, K::Final, T, "What amount of money does {P} have now?", true},
+    {D::Money, K::Together, T, "How much money do {P0} and {P1} have combined?", true},
+    {D::Time, K::Start, T, "On Sunday, {P} {A} for {N} minutes.", true},
+    {D::Time, K::Start, T, "{P} {A} for {N} minutes on the first day of the week.", true},
+    {D::Time, K::Add, T, "The next day, {P} {A} {N} minutes more.", true},
+    {D::Time, K::Add, T, "On the following day, {P} {A} {N} extra minutes.", true},
+    {D::Time, K::Sub, T, "The next day, {P} {A} {N} minutes less.", true},
+    {D::Time, K::Sub, T, "On the following day, {P} {A} {N} fewer minutes.", true},
+    {D::Time, K::Mul, T, "On the following day, {P} {A} {K} times longer.", true},
+    {D::Time, K::Div, T, "On the following day, {P} {A} for just {H} of that time.", true},
+    {D::Time, K::Final, T, "How many minutes does {P} spend on it on the last day?", true},
 };
 constexpr int kNumTemplates = static_cast<int>(sizeof(kTemplates) / sizeof(kTemplates[0]));
 
@@ -159,17 +217,35 @@ constexpr int kNumTemplates = static_cast<int>(sizeof(kTemplates) / sizeof(kTemp
 struct Pools {
   std::vector<int> normal, held;
 };
-const Pools& pools(Domain d, Kind k) {
+const Pools& pools(Domain d, Kind k, bool broad) {
   static const auto table = [] {
-    std::array<std::array<Pools, 12>, 3> t{};
-    for (int i = 0; i < kNumTemplates; ++i) {
-      auto& p = t[static_cast<int>(kTemplates[i].domain)][static_cast<int>(kTemplates[i].kind)];
-      (kTemplates[i].heldout ? p.held : p.normal).push_back(i);
-    }
+    std::array<std::array<std::array<Pools, 12>, 3>, 2> t{};
+    for (int b = 0; b < 2; ++b)
+      for (int i = 0; i < kNumTemplates; ++i) {
+        if (kTemplates[i].broad && !b) continue;
+        auto& p = t[b][static_cast<int>(kTemplates[i].domain)][static_cast<int>(kTemplates[i].kind)];
+        (kTemplates[i].heldout ? p.held : p.normal).push_back(i);
+      }
     return t;
   }();
-  return table[static_cast<int>(d)][static_cast<int>(k)];
+  return table[broad ? 1 : 0][static_cast<int>(d)][static_cast<int>(k)];
 }
+
+// Broad style: more objects, three currencies, connectives before statements, and statements
+// that change nothing (distractors, which the reasoning must recognise and skip).
+const std::vector<std::string> kObjectsBroad = {
+    "apples", "pencils", "stickers", "marbles", "cookies", "books", "cards",    "shells",  "balloons", "eggs",
+    "toy cars", "crayons", "stamps", "candies", "oranges", "beads", "rocks", "buttons", "flowers", "peaches",
+    "cupcakes", "ribbons"};
+struct Currency {
+  std::string unit;  // "dollars"
+  bool sign;         // "$12" rather than "12 dollars"
+};
+const std::vector<Currency> kCurrencies = {{"dollars", true}, {"dollars", true}, {"euros", false}, {"pounds", false}};
+const std::vector<std::string> kConnectives = {"After that, ", "Later, ", "Next, ", "Soon after, "};
+const std::vector<std::string> kDistractors = {"{X} has {N} {O2}.", "{X} is {N} years old.",
+                                               "{P}'s friend {X} likes {O2}.", "{X} lives {N} miles away.",
+                                               "The {I} is red."};
 
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
   size_t pos = 0;
@@ -190,11 +266,17 @@ const char* fraction_word(int k) {
 
 // All the words a template may mention.
 struct Vars {
-  std::string P, F, O, I, Is, A, a, P0, P1;
+  std::string P, F, O, I, Is, A, a, P0, P1, X, O2;
+  std::string currency = "dollars";
+  bool currency_sign = true;
   int N = 0, Kf = 0;
 };
 
 std::string fill(std::string s, const Vars& v) {
+  if (!v.currency_sign) replace_all(s, "${N}", "{N} " + v.currency);
+  if (v.currency != "dollars") replace_all(s, "dollars", v.currency);
+  replace_all(s, "{X}", v.X);
+  replace_all(s, "{O2}", v.O2);
   replace_all(s, "{P0}", v.P0);
   replace_all(s, "{P1}", v.P1);
   replace_all(s, "{P}", v.P);
@@ -213,12 +295,13 @@ std::string fill(std::string s, const Vars& v) {
 struct Builder {
   Rng& rng;
   bool heldout_split;
+  bool broad;
   Domain domain;
   Item& item;
   bool used_heldout = false;
 
   int choose_template(Kind k) {
-    const Pools& p = pools(domain, k);
+    const Pools& p = pools(domain, k, broad);
     if (heldout_split && !p.held.empty() && (p.normal.empty() || rng.chance(50))) {
       used_heldout = true;
       int id = rng.pick(p.held);
@@ -235,7 +318,7 @@ struct Builder {
 std::string unit_text(Domain d, const Vars& v) {
   switch (d) {
     case Domain::Objects: return v.O;
-    case Domain::Money: return "dollars";
+    case Domain::Money: return v.currency;
     case Domain::Time: return "minutes";
   }
   return "";
@@ -250,7 +333,8 @@ std::string statement_marker(size_t k) {
 }
 
 // One attempt at building an item; returns false when the random walk got stuck.
-bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
+bool build(Rng& rng, bool heldout_split, Style style, int steps, Item& item) {
+  const bool broad = style == Style::Broad;
   item.question.clear();
   item.final_question.clear();
   item.sentences.clear();
@@ -260,7 +344,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
 
   const int droll = rng.uniform(0, 9);
   const Domain domain = droll < 5 ? Domain::Objects : (droll < 8 ? Domain::Money : Domain::Time);
-  Builder b{rng, heldout_split, domain, item};
+  Builder b{rng, heldout_split, broad, domain, item};
 
   // People in order of appearance (distinct).
   std::vector<std::string> people;
@@ -284,14 +368,25 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
 
   Vars vars;
   vars.P = new_person();
-  vars.O = rng.pick(kObjects);
+  vars.O = rng.pick(broad ? kObjectsBroad : kObjects);
   const Thing& thing = rng.pick(kThings);
   vars.I = thing.one;
   vars.Is = thing.many;
   const Activity& act = rng.pick(kActivities);
   vars.A = act.third;
   vars.a = act.base;
+  if (broad) {
+    const Currency& c = rng.pick(kCurrencies);
+    vars.currency = c.unit;
+    vars.currency_sign = c.sign;
+  }
   const std::string unit = unit_text(domain, vars);
+  // A statement of a step; the broad style sometimes opens it with a connective.
+  auto statement = [&](Kind k) {
+    std::string s = fill(kTemplates[b.choose_template(k)].text, vars);
+    if (broad && rng.chance(20) && s.compare(0, vars.P.size(), vars.P) == 0) s = rng.pick(kConnectives) + s;
+    return s;
+  };
 
   std::vector<std::string> sentences;
   int v = 0;
@@ -368,7 +463,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         const int n = rng.uniform(2, hi);
         vars.N = n;
         vars.F = other_person(vars.P);
-        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        sentences.push_back(statement(kind));
         const int r = v + n;
         const std::string s = has(vars.P, eq(v, '+', n, r));
         add_step('+', v, n, r, s);
@@ -381,7 +476,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         const int n = rng.uniform(2, hi);
         vars.N = n;
         vars.F = other_person(vars.P);
-        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        sentences.push_back(statement(kind));
         const int r = v - n;
         const std::string s = has(vars.P, eq(v, '-', n, r));
         add_step('-', v, n, r, s);
@@ -393,7 +488,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         const int hi = std::min(domain == Domain::Time ? 3 : 4, kMaxValue / v);
         const int k = rng.uniform(2, hi);
         vars.Kf = k;
-        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        sentences.push_back(statement(kind));
         const int r = v * k;
         const std::string s = has(vars.P, eq(v, '*', k, r));
         add_step('*', v, k, r, s);
@@ -404,7 +499,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
       case Kind::Div: {
         const int k = rng.pick(divisors);
         vars.Kf = k;
-        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        sentences.push_back(statement(kind));
         const int r = v / k;
         const std::string s = has(vars.P, eq(v, '/', k, r));
         add_step('/', v, k, r, s);
@@ -424,14 +519,14 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
         if (!ok) return false;
         vars.Kf = k;
         vars.N = n;
-        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        sentences.push_back(statement(kind));
         const int t = k * n;
         if (kind == Kind::GroupAdd) {
           add_step('*', k, n, t, "that is " + eq(k, '*', n, t) + " " + unit);
           add_step('+', v, t, v + t, has(vars.P, eq(v, '+', t, v + t)));
           v += t;
         } else {
-          add_step('*', k, n, t, "that costs " + eq(k, '*', n, t) + " dollars");
+          add_step('*', k, n, t, "that costs " + eq(k, '*', n, t) + " " + unit);
           add_step('-', v, t, v - t, has(vars.P, eq(v, '-', t, v - t)));
           v -= t;
         }
@@ -459,7 +554,7 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
           op = '*';
         }
         vars.F = new_person();
-        sentences.push_back(fill(kTemplates[b.choose_template(kind)].text, vars));
+        sentences.push_back(statement(kind));
         const int operand = kind == Kind::Times ? vars.Kf : vars.N;
         add_step(op, v, operand, r, has(vars.F, eq(v, op, operand, r)));
         prev_subject = vars.P;
@@ -488,6 +583,16 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
   }
   if (item.final_question.empty())  // no "together" question: ask about the current subject
     item.final_question = fill(kTemplates[b.choose_template(Kind::Final)].text, vars);
+  if (broad && rng.chance(30)) {  // one statement that changes nothing, anywhere after the first
+    vars.X = new_person();
+    do vars.O2 = rng.pick(kObjectsBroad);
+    while (vars.O2 == vars.O);
+    vars.N = rng.uniform(2, 60);
+    const size_t at = static_cast<size_t>(rng.uniform(1, static_cast<int>(sentences.size())));
+    sentences.insert(sentences.begin() + static_cast<std::ptrdiff_t>(at), fill(rng.pick(kDistractors), vars));
+    for (auto& c : clauses)
+      if (c.first >= static_cast<int>(at)) ++c.first;
+  }
   item.sentences = sentences;
   for (auto& s : sentences) item.question += s + " ";
   item.question += item.final_question;
@@ -500,7 +605,8 @@ bool build(Rng& rng, bool heldout_split, int steps, Item& item) {
     std::string line;
     for (auto& [idx, c] : clauses)
       if (idx == static_cast<int>(i)) line += (line.empty() ? "" : " and ") + c;
-    if (!line.empty() && line[0] >= 'a' && line[0] <= 'z') line[0] = static_cast<char>(line[0] - 'a' + 'A');
+    if (line.empty()) line = "This does not change the answer";  // a distractor
+    if (line[0] >= 'a' && line[0] <= 'z') line[0] = static_cast<char>(line[0] - 'a' + 'A');
     std::string numbered = statement_marker(i + 1);
     numbered += line;
     numbered += '.';
@@ -567,15 +673,16 @@ Split hash_split(std::string_view question) {
 
 int template_count() { return kNumTemplates; }
 bool template_is_heldout(int id) { return id >= 0 && id < kNumTemplates && kTemplates[id].heldout; }
+bool template_is_broad(int id) { return id >= 0 && id < kNumTemplates && kTemplates[id].broad; }
 std::string_view template_text(int id) { return id >= 0 && id < kNumTemplates ? kTemplates[id].text : ""; }
 
-Item generate_item(Split split, uint64_t seed, uint64_t index, int steps) {
+Item generate_item(Split split, uint64_t seed, uint64_t index, int steps, Style style) {
   const uint64_t base = mix64(mix64(mix64(seed) ^ (0x51ED2701ull + static_cast<uint64_t>(split))) ^ index);
   Item item;
   for (uint64_t attempt = 0;; ++attempt) {
     Rng rng(mix64(base ^ (attempt * 0xD1B54A32D192ED03ull)));
     const int n_steps = steps > 0 ? steps : rng.uniform(kMinSteps, kMaxSteps);
-    if (!build(rng, split == Split::Heldout, n_steps, item)) continue;
+    if (!build(rng, split == Split::Heldout, style, n_steps, item)) continue;
     if (split != Split::Heldout && hash_split(item.question) != split) continue;
     break;
   }
@@ -585,10 +692,10 @@ Item generate_item(Split split, uint64_t seed, uint64_t index, int steps) {
   return item;
 }
 
-std::vector<Item> generate(Split split, size_t n, uint64_t seed, int steps) {
+std::vector<Item> generate(Split split, size_t n, uint64_t seed, int steps, Style style) {
   std::vector<Item> out;
   out.reserve(n);
-  for (size_t i = 0; i < n; ++i) out.push_back(generate_item(split, seed, i, steps));
+  for (size_t i = 0; i < n; ++i) out.push_back(generate_item(split, seed, i, steps, style));
   return out;
 }
 
@@ -618,6 +725,45 @@ std::string format_target(const Item& item, Mode mode) {
       break;
   }
   return out + "Answer: " + std::to_string(item.answer);
+}
+
+std::string_view style_name(Style s) { return s == Style::Broad ? "broad" : "classic"; }
+
+std::optional<Style> parse_style(std::string_view n) {
+  if (n == "classic") return Style::Classic;
+  if (n == "broad") return Style::Broad;
+  return std::nullopt;
+}
+
+std::string_view chat_level(Mode mode) {
+  switch (mode) {
+    case Mode::Fast: return "low";
+    case Mode::Mixed: return "medium";
+    case Mode::Slow: return "high";
+  }
+  return "high";
+}
+
+std::string format_chat_prompt(const Item& item, Mode mode) {
+  std::string p = "<|im_start|>user\nQuestion: ";
+  p += numbered_question(item);
+  p += "<|im_end|>\n<|im_start|>system\nReasoning: ";
+  p += chat_level(mode);
+  p += "<|im_end|>\n<|im_start|>assistant\n<think>\n";
+  return p;
+}
+
+std::string format_chat_target(const Item& item, Mode mode) {
+  std::string thinking;
+  auto add = [&](const std::string& s) {
+    if (!thinking.empty()) thinking += ' ';
+    thinking += s;
+  };
+  if (mode == Mode::Mixed)
+    for (auto& s : item.worked) add(s.compact_equation() + ".");
+  if (mode == Mode::Slow)
+    for (auto& s : item.reasoning) add(s);
+  return thinking + "\n</think>\n\nAnswer: " + std::to_string(item.answer) + "<|im_end|>";
 }
 
 std::optional<int> parse_answer(std::string_view text) {
@@ -664,6 +810,8 @@ std::string to_json(const Item& item) {
   for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) {
     j["prompt"][std::string(mode_name(m))] = format_prompt(item, m);
     j["target"][std::string(mode_name(m))] = format_target(item, m);
+    j["chat_prompt"][std::string(mode_name(m))] = format_chat_prompt(item, m);
+    j["chat_target"][std::string(mode_name(m))] = format_chat_target(item, m);
   }
   return j.dump();
 }

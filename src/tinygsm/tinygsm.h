@@ -33,6 +33,15 @@ inline constexpr int kMaxMulInput = 25;  // only quantities up to this are multi
 inline constexpr uint64_t kDefaultSeed = 2024;
 
 enum class Split { Train, Validation, Test, Heldout };
+
+// Classic: the phrasing the first reasoner was trained on (pinned; the legacy model's tests use
+// it). Broad: also paraphrased templates, connectives ("After that, ..."), dollars, euros and
+// pounds, more objects, and in 30% of the problems one statement that changes nothing ("Zoe is
+// 12 years old."), which the slow reasoning names: "(3) This does not change the answer."
+// Held-out templates are the same in both, and never appear in train/validation/test.
+enum class Style { Classic, Broad };
+std::string_view style_name(Style s);
+std::optional<Style> parse_style(std::string_view name);
 using kvscope::Mode;  // the reasoning modes the prompts ask for (core/mode.h)
 using kvscope::mode_name;
 using kvscope::parse_mode;
@@ -65,8 +74,9 @@ struct Item {
 };
 
 // Deterministic generation. steps == 0 draws the number of steps uniformly in [1, 6].
-Item generate_item(Split split, uint64_t seed, uint64_t index, int steps = 0);
-std::vector<Item> generate(Split split, size_t n, uint64_t seed = kDefaultSeed, int steps = 0);
+Item generate_item(Split split, uint64_t seed, uint64_t index, int steps = 0, Style style = Style::Classic);
+std::vector<Item> generate(Split split, size_t n, uint64_t seed = kDefaultSeed, int steps = 0,
+                           Style style = Style::Classic);
 
 // Which of train / validation / test a question (without held-out templates) belongs to.
 Split hash_split(std::string_view question);
@@ -74,6 +84,7 @@ Split hash_split(std::string_view question);
 // Template table introspection (for tests and documentation).
 int template_count();
 bool template_is_heldout(int id);
+bool template_is_broad(int id);  // used only by Style::Broad
 std::string_view template_text(int id);
 
 // The question as the prompt shows it: statements numbered "(1) ... (2) ...", then the question.
@@ -82,6 +93,16 @@ std::string numbered_question(const Item& item);
 // Prompt and target text. The model sees "<s>" + prompt and must produce target then "</s>".
 std::string format_prompt(const Item& item, Mode mode);
 std::string format_target(const Item& item, Mode mode);
+
+// The chat convention of the current reasoner (a ChatML conversation; the level in a system
+// message as gpt-oss does, placed after the conversation so that every level shares its KV; the
+// thinking in a <think> block the prompt opens):
+//   <|im_start|>user\nQuestion: ...<|im_end|>\n<|im_start|>system\nReasoning: high<|im_end|>\n
+//   <|im_start|>assistant\n<think>\n          (the prompt; fast = low, mixed = medium, slow = high)
+//   (1) ... (2) ...\n</think>\n\nAnswer: 17<|im_end|>   (the target; low: an empty think block)
+std::string_view chat_level(Mode mode);  // low | medium | high
+std::string format_chat_prompt(const Item& item, Mode mode);
+std::string format_chat_target(const Item& item, Mode mode);
 
 // The integer after the last "Answer:" in text (optional sign, digits); nullopt when absent.
 std::optional<int> parse_answer(std::string_view text);

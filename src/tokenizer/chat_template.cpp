@@ -77,6 +77,10 @@ std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& ms
   switch (f) {
     case ChatFormat::ChatML:
       for (const auto& m : msgs) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+      // Models trained with levels: a system message with the level after the conversation, so
+      // that the conversation's KV is the same under every level.
+      if (add_generation_prompt && !reasoning_level.empty())
+        out += "<|im_start|>system\nReasoning: " + reasoning_level + "<|im_end|>\n";
       if (add_generation_prompt) out += "<|im_start|>assistant\n";
       break;
     case ChatFormat::Llama3:

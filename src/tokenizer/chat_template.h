@@ -21,8 +21,10 @@ ChatFormat chat_format_from_name(const std::string& name);
 const char* chat_format_name(ChatFormat f);
 
 // Renders messages to a prompt string (special tokens as text, to be encoded with parse_special).
-// add_generation_prompt appends the assistant header. reasoning_level: harmony's "Reasoning:" line in
-// its system message (low|medium|high; "" = medium); other formats ignore it.
+// add_generation_prompt appends the assistant header. reasoning_level: the "Reasoning:" line of a
+// system message: harmony's (low|medium|high; "" = medium), and ChatML's for models trained with
+// levels (a system turn after the conversation, before the assistant header; "" = none); others
+// ignore it.
 std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
                                 const std::string& bos_text, const std::string& eos_text,
                                 const std::string& reasoning_level = "");

@@ -18,8 +18,8 @@ using namespace kvscope::reasoning;
 
 namespace {
 
-const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
-const std::string kDifficulty = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.difficulty.bin";
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
+const std::string kDifficulty = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.difficulty.bin";
 
 struct Fixture {
   std::unique_ptr<Model> model = Model::load(kModel);
@@ -215,7 +215,7 @@ TEST_F(Adaptive, ReasoningFormatPutsTheModeOnItsOwnLine) {
 // below) is dropped at its first check point and the question restarted in slow mode, giving the
 // same text as a fresh slow run; a threshold it never undercuts changes nothing.
 TEST_F(Adaptive, EarlyCutRestartsAnAnswerTheProbePredictsWrong) {
-  const std::string probe_path = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.confidence.bin";
+  const std::string probe_path = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.confidence.bin";
   if (!std::filesystem::exists(probe_path)) GTEST_SKIP() << "no shipped confidence probe";
   const auto probe = signals::load_probe(probe_path, model_fingerprint(*fx().model));
   Context ctx(*fx().model, {0, 2, 512});

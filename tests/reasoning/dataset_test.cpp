@@ -65,7 +65,7 @@ TEST(ReasoningDataset, BadLinesNameFileAndLine) {
 }
 
 // The built-in task is one such dataset: tinygsm --jsonl fed to eval --data gives eval --task's
-// accuracy and tokens on the embedded model; a line without an answer is an error naming it.
+// accuracy and tokens on the embedded model (levels: none is low); a line without an answer is an error naming it.
 TEST(ReasoningDataset, TinygsmJsonlThroughEvalData) {
   const char* bin = std::getenv("KVSCOPE_BIN");
   if (!bin) GTEST_SKIP() << "KVSCOPE_BIN not set";
@@ -78,7 +78,7 @@ TEST(ReasoningDataset, TinygsmJsonlThroughEvalData) {
   const std::string b = test::run_capture(std::string(bin) + " eval --task tinygsm --split test --n 30 --mode all -t 2 -q --json", &st);
   ASSERT_EQ(st, 0) << b;
   const auto ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
-  EXPECT_EQ(ja["format"], "kvscope");
+  EXPECT_EQ(ja["format"], "levels");
   EXPECT_EQ(ja["efforts"]["none"]["correct"], jb["modes"]["fast"]["correct"]);
   EXPECT_EQ(ja["efforts"]["high"]["correct"], jb["modes"]["slow"]["correct"]);
   EXPECT_DOUBLE_EQ(ja["efforts"]["high"]["mean_tokens"].get<double>(), jb["modes"]["slow"]["mean_tokens"].get<double>());

@@ -11,7 +11,7 @@
 using namespace kvscope::test;
 
 namespace {
-const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
 }
 
 TEST(DifficultyCli, TrainEvalAnalyze) {

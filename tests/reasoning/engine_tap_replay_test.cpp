@@ -14,7 +14,7 @@ using namespace kvscope;
 using namespace kvscope::reasoning;
 
 TEST(EngineTapReplay, CachedPromptBlocksReachTheTap) {
-  const std::string path = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+  const std::string path = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no embedded reasoner";
   auto model = Model::load(path);
   const HParams& hp = model->hparams();

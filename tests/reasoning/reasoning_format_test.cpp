@@ -36,7 +36,7 @@ Splitter::Delta split_bytes(FormatKind f, bool open, const std::string& text) {
 
 TEST(ReasoningFormat, NamesRoundTrip) {
   for (FormatKind f : {FormatKind::None, FormatKind::Think, FormatKind::Qwen3, FormatKind::DeepSeekR1, FormatKind::GptOss,
-                       FormatKind::Kvscope})
+                       FormatKind::Levels, FormatKind::Kvscope})
     EXPECT_EQ(parse_format(format_name(f)), f);
   EXPECT_FALSE(parse_format("qwen4").has_value());
   for (Effort e : {Effort::None, Effort::Minimal, Effort::Low, Effort::Medium, Effort::High, Effort::Auto})
@@ -55,6 +55,12 @@ TEST(ReasoningFormat, DetectsFromTemplateVocabularyAndName) {
   EXPECT_EQ(detect_format("{{ '<think>' }}<|im_start|>", tk, ""), FormatKind::Think);
   EXPECT_EQ(detect_format("<|start|>assistant<|channel|>final<|message|>", tk, ""), FormatKind::GptOss);
   EXPECT_EQ(detect_format("<|im_start|>{{ message.content }}", tk, ""), FormatKind::None);
+  // The embedded model's template: levels in the system message and a think block; its name no
+  // longer decides once it has a template.
+  const std::string levels = "<|im_start|>system\nReasoning: {{ effort }}<|im_end|>{% if add_generation_prompt %}"
+                             "<|im_start|>assistant\n<think>\n{% endif %}";
+  EXPECT_EQ(detect_format(levels, tk, "kvscope-reasoner"), FormatKind::Levels);
+  EXPECT_EQ(detect_format("{{ reasoning_effort }} Reasoning: <|start|>", tk, ""), FormatKind::GptOss);
   EXPECT_EQ(detect_format(plain), FormatKind::None);
 }
 
@@ -96,6 +102,37 @@ TEST(ReasoningFormat, LevelFormatsUseTheirOwnLevels) {
   EXPECT_EQ(plan(FormatKind::GptOss, {}).system_line(), "Reasoning: medium");
   EXPECT_EQ(effort_for_mode(FormatKind::Qwen3, Mode::Fast), Effort::None);
   EXPECT_EQ(effort_for_mode(FormatKind::Kvscope, Mode::Fast), Effort::Low);
+}
+
+// The embedded model's format: the level in a system message (none and minimal are low), the think
+// block always opened by the prompt, the budget cut closing it; its default is high.
+TEST(ReasoningFormat, LevelsInTheSystemMessageWithAThinkBlock) {
+  auto lv = [](Effort e) { return plan(FormatKind::Levels, {e, {}, {}}); };
+  EXPECT_EQ(lv(Effort::None).system_line(), "Reasoning: low");
+  EXPECT_EQ(lv(Effort::Minimal).system_line(), "Reasoning: low");
+  EXPECT_EQ(lv(Effort::Low).system_line(), "Reasoning: low");
+  EXPECT_EQ(lv(Effort::Medium).system_line(), "Reasoning: medium");
+  EXPECT_EQ(lv(Effort::High).system_line(), "Reasoning: high");
+  EXPECT_EQ(plan(FormatKind::Levels, {}).system_line(), "Reasoning: high");
+  for (Effort e : {Effort::None, Effort::Low, Effort::High}) {
+    EXPECT_TRUE(lv(e).thinking);
+    EXPECT_EQ(lv(e).prompt_suffix(), "<think>\n");
+    EXPECT_EQ(lv(e).cut_text(), "\n</think>\n\n");
+  }
+  EXPECT_EQ(plan(FormatKind::Levels, {Effort::High, {}, 40}).budget, 40);
+  EXPECT_EQ(plan(FormatKind::Levels, {{}, {}, 0}).system_line(), "Reasoning: low");  // no thinking: the low level
+  // ChatML renders the level as a system turn after the conversation, so that the conversation's
+  // KV is a prefix of every level's prompt.
+  const std::vector<tok::ChatMessage> msgs = {{"system", "Be brief."}, {"user", "2+2?"}};
+  const std::string conv = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n";
+  EXPECT_EQ(tok::apply_chat_template(tok::ChatFormat::ChatML, msgs, true, "", "", "medium"),
+            conv + "<|im_start|>system\nReasoning: medium<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(tok::apply_chat_template(tok::ChatFormat::ChatML, msgs, false, "", "", "medium"), conv);
+  EXPECT_EQ(tok::apply_chat_template(tok::ChatFormat::ChatML, msgs, true, "", ""),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n");
+  const auto d = split_bytes(FormatKind::Levels, true, "(1) Tom has 3 apples.\n</think>\n\nAnswer: 3");
+  EXPECT_EQ(d.reasoning, "(1) Tom has 3 apples.\n");
+  EXPECT_EQ(d.content, "Answer: 3");
 }
 
 TEST(ReasoningFormat, WhatAFormatCannotExpressIsAnErrorNamingIt) {

@@ -11,7 +11,7 @@ using namespace kvscope;
 using namespace kvscope::test;
 
 namespace {
-const std::string kStem = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner";
+const std::string kStem = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1";
 const std::string kQuestion =
     "Question: (1) Tom has 34 apples. (2) Tom buys 12 more apples. How many apples does Tom have now?\nMode: slow\n";
 }  // namespace

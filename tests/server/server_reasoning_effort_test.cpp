@@ -2,8 +2,9 @@
 // that has a real Qwen vocabulary and a Qwen3-style template: the thinking goes to
 // message.reasoning_content (delta.reasoning_content in streams), the answer to content, and
 // usage.completion_tokens_details.reasoning_tokens counts it; at the budget the server writes
-// </think> and the model answers; the CLI gives the same text. The embedded model's private
-// "Mode: ...\nAnswer:" lines stay out of content. Bad input is a 400 naming the parameter.
+// </think> and the model answers; the CLI gives the same text. The embedded model thinks and
+// answers the same way (levels in a system message); the first reasoner's private "Mode:
+// ...\nAnswer:" lines stay out of content. Bad input is a 400 naming the parameter.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -214,7 +215,7 @@ TEST_F(ServerReasoningEffort, CliAndServerAgree) {
 
 // The embedded model: its mode line and answer cue are reasoning, content is the answer.
 TEST(ServerReasoningEffortEmbedded, ModeLineStaysOutOfContent) {
-  const std::string model = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+  const std::string model = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
   if (!std::filesystem::exists(model)) GTEST_SKIP() << "no embedded reasoner";
   auto o = test_options();
   o.model_path = model;
@@ -237,6 +238,72 @@ TEST(ServerReasoningEffortEmbedded, ModeLineStaysOutOfContent) {
   auto slow = post(srv->port(), "/v1/chat/completions", chat(q, {{"reasoning_effort", "high"}, {"max_tokens", 120}}));
   EXPECT_EQ(slow.j()["kvscope"]["reasoning"]["mode"], "slow");
   EXPECT_GT(slow.j()["usage"]["completion_tokens_details"]["reasoning_tokens"].get<int>(), 5);
+}
+
+// The embedded model speaks the ecosystem's convention: efforts as levels in a system message,
+// thinking in reasoning_content, the answer in content; streams carry the same text; the CLI gives
+// the same text as the server, at a fixed effort and under auto (with the shipped estimator).
+TEST(ServerReasoningEffortEmbedded, LevelsModelThinksThenAnswers) {
+  const char* bin = std::getenv("KVSCOPE_BIN");
+  const std::string model = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << "no embedded reasoner";
+  auto o = test_options();
+  o.model_path = model;
+  o.signals = false;
+  o.analysis_interval_ms = 0;
+  auto srv = start_server(o);
+  const std::string q = "Question: (1) Tom has 34 apples. (2) Tom buys 12 more apples. How many apples does Tom have now?";
+  int tokens[3] = {0, 0, 0};
+  const char* efforts[] = {"low", "medium", "high"};
+  for (int k = 0; k < 3; ++k) {
+    auto r = post(srv->port(), "/v1/chat/completions", chat(q, {{"reasoning_effort", efforts[k]}, {"max_tokens", 120}}));
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json m = r.j()["choices"][0]["message"];
+    EXPECT_EQ(r.j()["kvscope"]["reasoning"]["format"], "levels");
+    EXPECT_EQ(m["content"], "Answer: 46") << efforts[k] << ": " << r.body;
+    EXPECT_EQ(r.j()["choices"][0]["finish_reason"], "stop");
+    tokens[k] = r.j()["usage"]["completion_tokens_details"]["reasoning_tokens"].get<int>();
+    const std::string thinking = m["reasoning_content"].is_string() ? m["reasoning_content"].get<std::string>() : "";
+    if (k == 2) {
+      EXPECT_NE(thinking.find("(2) Tom has 34 + 12 = 46 apples."), std::string::npos) << thinking;
+    } else if (k == 1) {
+      EXPECT_NE(thinking.find("34+12=46."), std::string::npos) << thinking;
+    }
+    // The stream carries the same reasoning and answer.
+    auto st = post(srv->port(), "/v1/chat/completions",
+                   chat(q, {{"reasoning_effort", efforts[k]}, {"max_tokens", 120}, {"stream", true}}));
+    ASSERT_EQ(st.status, 200);
+    const Streamed sd = read_stream(st.body);
+    EXPECT_EQ(sd.content, "Answer: 46");
+    EXPECT_EQ(sd.reasoning, thinking);
+  }
+  EXPECT_LT(tokens[0], tokens[1]);
+  EXPECT_LT(tokens[1], tokens[2]);
+  // The level comes after the conversation, so another effort on the same question reuses its KV.
+  const std::string q2 = "Question: (1) Mia has 20 pencils. (2) Mia gives 5 pencils to Ben. How many pencils does Mia have now?";
+  ASSERT_EQ(post(srv->port(), "/v1/chat/completions", chat(q2, {{"reasoning_effort", "high"}, {"max_tokens", 4}})).status, 200);
+  auto again = post(srv->port(), "/v1/chat/completions", chat(q2, {{"reasoning_effort", "low"}, {"max_tokens", 4}}));
+  ASSERT_EQ(again.status, 200);
+  EXPECT_GE(again.j()["kvscope"]["prompt_tokens_cached"].get<int>(), again.j()["usage"]["prompt_tokens"].get<int>() / 2)
+      << again.body;
+  // kvscope's own "reasoning" field means the same levels.
+  auto slow = post(srv->port(), "/v1/chat/completions", chat(q, {{"reasoning", "slow"}, {"max_tokens", 120}}));
+  ASSERT_EQ(slow.status, 200) << slow.body;
+  EXPECT_EQ(slow.j()["usage"]["completion_tokens_details"]["reasoning_tokens"], tokens[2]);
+  if (!bin) return;
+  for (const char* effort : {"high", "auto"}) {
+    auto r = post(srv->port(), "/v1/chat/completions", chat(q, {{"reasoning_effort", effort}, {"max_tokens", 120}}));
+    ASSERT_EQ(r.status, 200) << r.body;
+    int status = 0;
+    const std::string out = run_capture(std::string(bin) + " run -m " + model + " --chat -p '" + q +
+                                            "' --reasoning-effort " + effort + " --temp 0 -n 120 -t 2 --json 2>/dev/null",
+                                        &status);
+    ASSERT_EQ(status, 0) << out;
+    const json c = json::parse(out);
+    const json m = r.j()["choices"][0]["message"];
+    EXPECT_EQ(c["content"], m["content"]) << effort;
+    EXPECT_EQ(c["reasoning_content"], m["reasoning_content"].is_null() ? json("") : m["reasoning_content"]) << effort;
+  }
 }
 
 // The official openai npm client reads reasoning_content bodies and streams without error.

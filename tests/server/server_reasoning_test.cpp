@@ -14,7 +14,7 @@ using namespace kvscope;
 using namespace kvscope::test;
 
 namespace {
-const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
 const std::string kQuestion = "Question: (1) Tom has 34 apples. (2) He buys 12 more. How many apples does Tom have now?";
 
 server::ServerOptions reasoner_options() {

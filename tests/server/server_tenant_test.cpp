@@ -17,7 +17,7 @@ using namespace kvscope;
 using namespace kvscope::test;
 
 namespace {
-const std::string kReasoner = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kReasoner = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
 const std::string kQuestion = "Question: (1) Ann has 21 pens. (2) She gives away 5. How many pens does Ann have now?";
 
 std::map<std::string, std::string> bearer(const std::string& key) { return {{"Authorization", "Bearer " + key}}; }

@@ -12,9 +12,9 @@
 using namespace kvscope;
 
 namespace {
-const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
-const std::string kProbe = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.confidence.bin";
-const std::string kProfile = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.kvprofile.bin";
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
+const std::string kProbe = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.confidence.bin";
+const std::string kProfile = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.kvprofile.bin";
 struct Result {
   int status;
   std::string out;

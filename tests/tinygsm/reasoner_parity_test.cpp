@@ -14,7 +14,7 @@
 using namespace kvscope;
 
 namespace {
-const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+const std::string kModel = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf";
 const std::string kFixture = std::string(KVSCOPE_SOURCE_DIR) + "/tests/tinygsm/reasoner_greedy.jsonl";
 }  // namespace
 

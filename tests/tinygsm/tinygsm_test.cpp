@@ -80,6 +80,52 @@ TEST(TinyGsm, WorkedStepsRecomputeToTheAnswer) {
   }
 }
 
+// The broad style: paraphrases, connectives, currencies and statements that change nothing, with
+// the worked steps still exact; held-out templates stay out of train/validation/test.
+TEST(TinyGsm, BroadStyleVariesThePhrasingAndKeepsTheArithmetic) {
+  int distractors = 0, euros = 0, connectives = 0, broad_templates = 0;
+  for (const Item& it : generate(Split::Train, 1500, 5, 0, Style::Broad)) {
+    for (const Step& st : it.worked) EXPECT_EQ(st.compute(), st.result) << it.question;
+    EXPECT_EQ(it.worked.back().result, it.answer);
+    for (size_t i = 0; i < it.reasoning.size(); ++i)
+      distractors += it.reasoning[i].find("This does not change the answer") != std::string::npos;
+    euros += it.question.find(" euros") != std::string::npos;
+    connectives += it.question.find("After that, ") != std::string::npos || it.question.find("Later, ") != std::string::npos;
+    for (int id : it.templates) {
+      ASSERT_FALSE(template_is_heldout(id)) << it.question;
+      broad_templates += template_is_broad(id);
+    }
+    EXPECT_EQ(parse_answer(format_chat_target(it, Mode::Slow)), it.answer);
+  }
+  EXPECT_GT(distractors, 300);
+  EXPECT_GT(euros, 100);
+  EXPECT_GT(connectives, 100);
+  EXPECT_GT(broad_templates, 1000);
+  // The classic style is unchanged by the broad one (the first reasoner's data).
+  EXPECT_EQ(generate_item(Split::Test, kDefaultSeed, 0).question, generate_item(Split::Test, kDefaultSeed, 0, 0, Style::Classic).question);
+  EXPECT_NE(generate_item(Split::Test, kDefaultSeed, 0, 0, Style::Broad).question,
+            generate_item(Split::Test, kDefaultSeed, 0).question);
+  for (const Item& it : generate(Split::Heldout, 300, 2024, 0, Style::Broad)) {
+    bool any = false;
+    for (int id : it.templates) any |= template_is_heldout(id);
+    EXPECT_TRUE(any) << it.question;
+  }
+}
+
+// The chat convention: the level in a system message after the question, the think block opened by the prompt,
+// the low level's empty block and the answer after it.
+TEST(TinyGsm, ChatPromptAndTargets) {
+  const Item it = generate_item(Split::Test, kDefaultSeed, 3, 2, Style::Broad);
+  const std::string p = format_chat_prompt(it, Mode::Mixed);
+  EXPECT_EQ(p.rfind("<|im_start|>user\nQuestion: (1) ", 0), 0u) << p;
+  const std::string tail = "<|im_end|>\n<|im_start|>system\nReasoning: medium<|im_end|>\n<|im_start|>assistant\n<think>\n";
+  EXPECT_EQ(p.substr(p.size() - tail.size()), tail);
+  const std::string ans = "\n</think>\n\nAnswer: " + std::to_string(it.answer) + "<|im_end|>";
+  EXPECT_EQ(format_chat_target(it, Mode::Fast), ans);
+  EXPECT_EQ(format_chat_target(it, Mode::Mixed), it.worked[0].compact_equation() + ". " + it.worked[1].compact_equation() + "." + ans);
+  EXPECT_EQ(format_chat_target(it, Mode::Slow).rfind("(1) ", 0), 0u);
+}
+
 TEST(TinyGsm, AllStepCountsAppear) {
   std::set<int> seen;
   for (const Item& it : generate(Split::Test, 300)) seen.insert(it.steps);
@@ -100,6 +146,11 @@ TEST(TinyGsm, SplitsAreDisjoint) {
   for (const Item& it : generate(Split::Validation, 1000)) EXPECT_EQ(test.count(it.question), 0u);
   for (const Item& it : generate(Split::Test, 200)) EXPECT_EQ(hash_split(it.question), Split::Test);
   for (const Item& it : generate(Split::Validation, 200)) EXPECT_EQ(hash_split(it.question), Split::Validation);
+}
+
+TEST(TinyGsm, ClassicStyleNeverUsesBroadTemplates) {
+  for (const Item& it : generate(Split::Train, 1000, 9))
+    for (int id : it.templates) ASSERT_FALSE(template_is_broad(id)) << it.question;
 }
 
 TEST(TinyGsm, HeldoutTemplatesOnlyInHeldout) {

@@ -83,7 +83,19 @@ def write_gguf(path, kvs, tensors):
             f.write(b"\0" * ((-len(data)) % ALIGN))
 
 
-def export(model, cfg, tok, path, f16=False, name="kvscope-reasoner"):
+# The chat template of the chat-convention reasoner (tokenizer.chat_template). ChatML turns; the
+# effort level goes into a system message as gpt-oss does (none/minimal mean low), after the
+# conversation so that every level shares its KV; the generation prompt opens the think block. kvscope recognises it (ChatML family, "Reasoning:" with <think>);
+# a Jinja engine (llama.cpp --jinja) renders the same text.
+CHAT_TEMPLATE = (
+    "{%- set effort = reasoning_effort if reasoning_effort is defined and reasoning_effort else 'high' -%}"
+    "{%- if effort in ['none', 'minimal'] %}{% set effort = 'low' %}{% endif -%}"
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>system\nReasoning: {{ effort }}<|im_end|>\n"
+    "<|im_start|>assistant\n<think>\n{% endif %}")
+
+
+def export(model, cfg, tok, path, f16=False, name="kvscope-reasoner", chat=False):
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
     hd = cfg.dim // cfg.heads
     kvs = [
@@ -106,12 +118,15 @@ def export(model, cfg, tok, path, f16=False, name="kvscope-reasoner"):
         ("tokenizer.ggml.token_type", T_ARR, (T_I32, tok.types)),
         ("tokenizer.ggml.unknown_token_id", T_U32, 0),
         ("tokenizer.ggml.bos_token_id", T_U32, 1),
-        ("tokenizer.ggml.eos_token_id", T_U32, 2),
+        ("tokenizer.ggml.eos_token_id", T_U32, tok.token_id("<|im_end|>") if chat else 2),
         ("tokenizer.ggml.add_bos_token", T_BOOL, True),
         ("tokenizer.ggml.add_eos_token", T_BOOL, False),
         ("tokenizer.ggml.add_space_prefix", T_BOOL, True),
-        ("kvscope.tinygsm.prompt", T_STR, "Question: {question}\nMode: {fast|mixed|slow}\n"),
     ]
+    if chat:
+        kvs.append(("tokenizer.chat_template", T_STR, CHAT_TEMPLATE))
+    else:
+        kvs.append(("kvscope.tinygsm.prompt", T_STR, "Question: {question}\nMode: {fast|mixed|slow}\n"))
 
     def mat(a):
         return a.astype(np.float16) if f16 and a.ndim == 2 else a.astype(np.float32)
@@ -200,3 +215,74 @@ def read_gguf(path):
         t, off = take("<IQ")
         tensors[name] = (tuple(reversed(ne)), t, off)
     return kv, tensors
+
+
+def load_gguf_model(path):
+    """The Llama (F32/F16 tensors) and tokenizer of a GGUF this module wrote: (cfg, model, tok)."""
+    import numpy as np
+    import torch
+    from model import Config, Llama
+    from tokenizer import Tokenizer
+    kv, tensors = read_gguf(path)
+    with open(path, "rb") as f:
+        buf = f.read()
+    # Tensor data starts at the first aligned offset after the header: find it from the last tensor.
+    end_hdr = _header_end(buf)
+    data0 = end_hdr + (-end_hdr) % kv.get("general.alignment", ALIGN)
+    a = "llama."
+    cfg = Config(vocab=len(kv["tokenizer.ggml.tokens"]), dim=kv[a + "embedding_length"], layers=kv[a + "block_count"],
+                 heads=kv[a + "attention.head_count"], kv_heads=kv[a + "attention.head_count_kv"],
+                 ffn=kv[a + "feed_forward_length"], ctx=kv[a + "context_length"],
+                 eps=kv[a + "attention.layer_norm_rms_epsilon"], rope_base=kv[a + "rope.freq_base"])
+
+    def arr(name):
+        shape, t, off = tensors[name]
+        dt = {0: np.float32, 1: np.float16}[t]
+        n = int(np.prod(shape))
+        return torch.from_numpy(np.frombuffer(buf, dtype=dt, count=n, offset=data0 + off).astype(np.float32).reshape(shape))
+
+    model = Llama(cfg)
+    sd = {"tok_emb.weight": arr("token_embd.weight"), "norm.weight": arr("output_norm.weight"),
+          "out.weight": arr("output.weight")}
+    names = {"attn_norm.weight": "attn_norm.weight", "wq.weight": "attn_q.weight", "wk.weight": "attn_k.weight",
+             "wv.weight": "attn_v.weight", "wo.weight": "attn_output.weight", "ffn_norm.weight": "ffn_norm.weight",
+             "w_gate.weight": "ffn_gate.weight", "w_up.weight": "ffn_up.weight", "w_down.weight": "ffn_down.weight"}
+    for i in range(cfg.layers):
+        for src, dst in names.items():
+            sd[f"blocks.{i}.{src}"] = arr(f"blk.{i}.{dst}")
+    model.load_state_dict(sd)
+    tok = Tokenizer(kv["tokenizer.ggml.tokens"], kv["tokenizer.ggml.scores"], kv["tokenizer.ggml.token_type"])
+    return cfg, model, tok
+
+
+def _header_end(buf):
+    """Byte offset just past the GGUF header and tensor infos."""
+    import struct as st
+    pos = 4 + 4 + 8 + 8
+    n_t, n_kv = st.unpack_from("<QQ", buf, 8)
+
+    def skip_val(t):
+        nonlocal pos
+        if t == T_STR:
+            n = st.unpack_from("<Q", buf, pos)[0]
+            pos += 8 + n
+        elif t == T_ARR:
+            et, n = st.unpack_from("<IQ", buf, pos)
+            pos += 12
+            for _ in range(n):
+                skip_val(et)
+        else:
+            pos += {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}[t]
+
+    for _ in range(n_kv):
+        n = st.unpack_from("<Q", buf, pos)[0]
+        pos += 8 + n
+        t = st.unpack_from("<I", buf, pos)[0]
+        pos += 4
+        skip_val(t)
+    for _ in range(n_t):
+        n = st.unpack_from("<Q", buf, pos)[0]
+        pos += 8 + n
+        nd = st.unpack_from("<I", buf, pos)[0]
+        pos += 4 + 8 * nd + 4 + 8
+    return pos

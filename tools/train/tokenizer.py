@@ -15,7 +15,11 @@ import json
 
 SPACE = "\u2581"
 UNK, BOS, EOS = 0, 1, 2
-TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_UNUSED, TYPE_BYTE = 1, 2, 3, 5, 6
+TYPE_NORMAL, TYPE_UNKNOWN, TYPE_CONTROL, TYPE_USER_DEFINED, TYPE_UNUSED, TYPE_BYTE = 1, 2, 3, 4, 5, 6
+# The chat convention's tokens (ChatML markers as control tokens; the think block's tags as
+# user-defined tokens, as Qwen3 ships them, so they show in decoded text).
+CHAT_SPECIALS = (("<|im_start|>", TYPE_CONTROL), ("<|im_end|>", TYPE_CONTROL),
+                 ("<think>", TYPE_USER_DEFINED), ("</think>", TYPE_USER_DEFINED))
 
 
 def dedup(tokens, types):
@@ -147,6 +151,46 @@ class Tokenizer:
                 self.id_of.setdefault(t, i)
         self.byte_id = {i: self.tokens.index("<0x%02X>" % i) for i in range(256)}
         self._cache = {}
+        # Texts that encode_special() turns into their token, longest first (as the C++ tokenizer
+        # does with parse_special).
+        self.special = sorted(((t, i) for i, t in enumerate(self.tokens) if types[i] in (TYPE_CONTROL, TYPE_USER_DEFINED)),
+                              key=lambda ti: -len(ti[0]))
+
+    def add_special(self, specials=CHAT_SPECIALS):
+        """Append tokens (text, type) that are not in the vocabulary yet; returns how many."""
+        n = 0
+        for t, ty in specials:
+            if t not in self.tokens:
+                self.tokens.append(t)
+                self.scores.append(0.0)
+                self.types.append(ty)
+                n += 1
+        self.__init__(self.tokens, self.scores, self.types)
+        return n
+
+    def token_id(self, text):
+        return self.tokens.index(text)
+
+    def encode_special(self, text, first_prefix=True):
+        """Encode with special-token texts parsed, as llama.cpp (and kvscope) do with parse_special:
+        text fragments are encoded separately and each one after a special token (or the first, when
+        first_prefix) gets the space prefix."""
+        ids, after_special, pos, frag = [], first_prefix, 0, ""
+        while pos < len(text):
+            hit = next(((t, i) for t, i in self.special if text.startswith(t, pos)), None)
+            if hit is None:
+                frag += text[pos]
+                pos += 1
+                continue
+            if frag:
+                ids.extend(self.encode(frag, add_prefix=after_special))
+                frag = ""
+            ids.append(hit[1])
+            after_special = True
+            pos += len(hit[0])
+        if frag:
+            ids.extend(self.encode(frag, add_prefix=after_special))
+        return ids
 
     @classmethod
     def load(cls, path):
@@ -201,6 +245,6 @@ class Tokenizer:
             t = self.types[i]
             if t == TYPE_BYTE:
                 out.append(int(self.tokens[i][3:5], 16))
-            elif t == TYPE_NORMAL:
+            elif t in (TYPE_NORMAL, TYPE_USER_DEFINED):
                 out.extend(self.tokens[i].replace(SPACE, " ").encode("utf-8"))
         return out.decode("utf-8", errors="replace")

@@ -65,7 +65,9 @@ def mode_of(i):
     return "slow" if r < 45 else ("mixed" if r < 75 else "fast")
 
 
-def encode_example(tok, item, mode):
+def encode_example(tok, item, mode, chat=False):
+    if chat:  # the prompt as kvscope tokenizes a rendered conversation; the target as generated
+        return [BOS] + tok.encode_special(item["chat_prompt"][mode]), tok.encode_special(item["chat_target"][mode], False)
     p = tok.encode(item["prompt"][mode], add_prefix=True, bos=True)
     t = tok.encode(item["target"][mode], add_prefix=False) + [EOS]
     return p, t
@@ -188,15 +190,16 @@ def collate(examples, idxs, prompt_w=0.0):
     return x, y, w
 
 
-def evaluate(model, tok, items, modes=MODES, max_new=200, batch=64):
+def evaluate(model, tok, items, modes=MODES, max_new=200, batch=64, chat=False):
     """Greedy accuracy per mode on the given items; also mean generated tokens."""
     res = {}
+    eos = tok.token_id("<|im_end|>") if chat else EOS
     for mode in modes:
         correct, ntok = 0, 0
         for s in range(0, len(items), batch):
             chunk = items[s:s + batch]
-            prompts = [tok.encode(it["prompt"][mode], add_prefix=True, bos=True) for it in chunk]
-            outs = greedy_generate(model, prompts, EOS, max_new)
+            prompts = [encode_example(tok, it, mode, chat)[0] for it in chunk]
+            outs = greedy_generate(model, prompts, eos, max_new)
             for it, o in zip(chunk, outs):
                 ntok += len(o) + 1
                 correct += parse_answer(tok.decode(o)) == it["answer"]
@@ -262,6 +265,12 @@ def main():
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--bench", type=int, default=0, help="time this many steps and exit")
     ap.add_argument("--smoke", action="store_true", help="tiny config, a few steps, export (CI)")
+    ap.add_argument("--chat", action="store_true",
+                    help="the chat convention: ChatML turns, the level in the system message, a <think> block "
+                         "(the tinygsm chat_prompt/chat_target fields); the GGUF gets the chat template")
+    ap.add_argument("--init-gguf", default="",
+                    help="start from this model (weights and vocabulary; the chat tokens are appended) instead "
+                         "of a new one: the second stage of the release recipe")
     args = ap.parse_args()
     if args.smoke:
         args.n_train, args.vocab_items, args.merges = 400, 300, 200
@@ -284,24 +293,31 @@ def main():
     log(lf, f"data: {len(train_items)} train, {len(val_items)} validation ({time.time() - t0:.0f}s)")
 
     texts = []
-    for it in train_items[:args.vocab_items]:
+    for it in train_items[:args.vocab_items if not args.init_gguf else 0]:
         for m in MODES:
             texts.append((it["prompt"][m], True))
             texts.append((it["target"][m], False))
     drng = random.Random(args.seed + 1)
     drills = [make_drill(drng) for _ in range(int(len(train_items) * args.drill_frac))]
     texts += [(p, True) for p, _ in drills[:200]] + [(t, False) for _, t in drills[:200]]
-    tok = Tokenizer(*train_vocab(texts, args.merges, n_markers=args.markers))
+    if args.init_gguf:
+        from export_gguf import load_gguf_model
+        cfg0, model0, tok = load_gguf_model(args.init_gguf)
+        log(lf, f"initial model {args.init_gguf}: {json.dumps(cfg0.to_dict())}")
+    else:
+        tok = Tokenizer(*train_vocab(texts, args.merges, n_markers=args.markers))
+    if args.chat:
+        log(lf, f"chat tokens added: {tok.add_special()}")
     tok.save(os.path.join(args.out, "vocab.json"))
     log(lf, f"vocab: {len(tok)} tokens ({time.time() - t0:.0f}s)")
 
-    examples = [encode_example(tok, it, mode_of(i)) for i, it in enumerate(train_items)]
+    examples = [encode_example(tok, it, mode_of(i), args.chat) for i, it in enumerate(train_items)]
     xrng = random.Random(args.seed + 2)
     n_extra = 0
     for i, it in enumerate(train_items):
         if (mode_of(i) != "fast" and it["steps"] <= args.extra_fast_steps and
                 xrng.random() < args.extra_fast_frac):
-            examples.append(encode_example(tok, it, "fast"))
+            examples.append(encode_example(tok, it, "fast", args.chat))
             n_extra += 1
     if n_extra:
         log(lf, f"{n_extra} extra fast-mode examples of problems with <= {args.extra_fast_steps} steps")
@@ -312,10 +328,22 @@ def main():
     log(lf, f"tokenized {len(examples)} examples, {ntok} tokens, mean {ntok / len(examples):.1f} "
         f"({time.time() - t0:.0f}s)")
 
-    cfg = Config(vocab=len(tok), dim=args.dim, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads,
-                 ffn=args.ffn, ctx=args.ctx)
+    if args.init_gguf:
+        cfg = Config(**{**cfg0.to_dict(), "vocab": len(tok)})
+    else:
+        cfg = Config(vocab=len(tok), dim=args.dim, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads,
+                     ffn=args.ffn, ctx=args.ctx)
     model = Llama(cfg)
-    if args.num_init:
+    if args.init_gguf:
+        with torch.no_grad():
+            for name, p in model.state_dict().items():
+                src = model0.state_dict()[name]
+                if name in ("tok_emb.weight", "out.weight"):  # new rows start as the mean of the old ones
+                    p[:src.shape[0]] = src
+                    p[src.shape[0]:] = src.mean(0)
+                else:
+                    p.copy_(src)
+    elif args.num_init:
         n_num = init_number_embeddings(model, tok)
         log(lf, f"structured init of {n_num} number-token embeddings")
     nparam = sum(p.numel() for p in model.parameters())
@@ -392,7 +420,7 @@ def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf
             loss_acc, loss_n, tgt_acc = 0.0, 0, 0.0
         if rank == 0 and not args.bench and ((step + 1) % args.eval_every == 0 or step + 1 == steps):
             te = time.time()
-            r = evaluate(model, tok, val_items[:args.eval_n])
+            r = evaluate(model, tok, val_items[:args.eval_n], chat=args.chat)
             log(lf, "eval step %d validation n=%d: " % (step + 1, args.eval_n) +
                 " ".join(f"{m} {a * 100:.1f}% ({t:.0f} tok)" for m, (a, t) in r.items()) +
                 f" [{time.time() - te:.0f}s]")
@@ -409,7 +437,7 @@ def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf
     log(lf, f"training done in {(time.time() - t_train) / 60:.1f} min (total {(time.time() - t0) / 60:.1f} min)")
     from export_gguf import export
     gguf = args.gguf or os.path.join(args.out, "kvscope-reasoner.gguf")
-    export(model, cfg, tok, gguf)
+    export(model, cfg, tok, gguf, chat=args.chat)
     from export_gguf import read_gguf
     kv, tensors = read_gguf(gguf)
     assert kv["general.architecture"] == "llama" and len(kv["tokenizer.ggml.tokens"]) == len(tok)
