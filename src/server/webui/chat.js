@@ -89,19 +89,17 @@ function onEvent(msg, ev) {
   if (ev.usage) msg.usage = ev.usage;
   const c = ev.choices && ev.choices[0];
   if (c) {
-    let piece = '';
+    let piece = '', r = '';
     if (c.delta) {
       piece = c.delta.content || '';
       // Thinking models (vLLM / llama.cpp convention) stream their reasoning separately.
-      const r = c.delta.reasoning_content || c.delta.reasoning || '';
+      r = c.delta.reasoning_content || c.delta.reasoning || '';
       if (r) msg.reasoningContent += r;
     } else if (typeof c.text === 'string') {
       piece = c.text;
     }
-    if (piece) {
-      msg.text += piece;
-      msg.box.dataset.chunks = String(++msg.chunks);  // SSE events that carried text
-    }
+    if (piece) msg.text += piece;
+    if (piece || r) msg.box.dataset.chunks = String(++msg.chunks);  // SSE events that carried text
     const probs = chunkProbs(c.logprobs);
     for (const p of probs) msg.probs.push(p);
     if ((piece || probs.length) && msg.tFirst === null) msg.tFirst = performance.now();
