@@ -133,12 +133,13 @@ void add_run_command(CLI::App& app) {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     SamplingParams sp = o->sampling.params();
-    // --reasoning's modes on a format with efforts are those efforts (fast = low, mixed = medium,
-    // slow = high); a model without a format gets the mode lines, as the first reasoner did.
-    if (!o->reasoning.empty() && o->ro.format_of(*model) != reasoning::FormatKind::Kvscope &&
-        o->ro.format_of(*model) != reasoning::FormatKind::None) {
+    // --reasoning's modes on a format with efforts are its efforts for them (effort_for_mode; levels:
+    // low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
+    if (const auto kind = o->ro.format_of(*model);
+        !o->reasoning.empty() && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
       if (!o->effort.empty()) throw InputError("give one of --reasoning and --reasoning-effort");
-      o->effort = o->reasoning == "auto" ? "auto" : o->reasoning == "fast" ? "low" : o->reasoning == "mixed" ? "medium" : "high";
+      o->effort = o->reasoning == "auto" ? "auto"
+                                         : std::string(effort_name(reasoning::effort_for_mode(kind, *parse_mode(o->reasoning))));
       o->reasoning.clear();
     }
     if (!o->prompt_file.empty()) {

@@ -10,6 +10,8 @@ enum class Mode { Fast = 0, Mixed = 1, Slow = 2 };
 
 std::string_view mode_name(Mode m);                    // "fast" | "mixed" | "slow"
 std::optional<Mode> parse_mode(std::string_view s);   // nullopt for anything else
+// The level a model trained with effort levels shows for a mode: "low" | "medium" | "high".
+std::string_view level_name(Mode m);
 
 // How hard a request asks the model to think, as OpenAI's reasoning_effort spells it; Auto lets
 // kvscope decide from the prompt's KV. What an effort means depends on the model's reasoning

@@ -14,6 +14,15 @@ std::string_view mode_name(Mode m) {
   return "slow";
 }
 
+std::string_view level_name(Mode m) {
+  switch (m) {
+    case Mode::Fast: return "low";
+    case Mode::Mixed: return "medium";
+    case Mode::Slow: return "high";
+  }
+  return "high";
+}
+
 std::optional<Mode> parse_mode(std::string_view s) {
   if (s == "fast") return Mode::Fast;
   if (s == "mixed") return Mode::Mixed;

@@ -164,8 +164,7 @@ std::string ReasoningPlan::system_line() const {
 
 std::string ReasoningPlan::level_name() const {
   if (format == FormatKind::Kvscope) return std::string(mode_name(mode));
-  if (format == FormatKind::GptOss || format == FormatKind::Levels)
-    return mode == Mode::Fast ? "low" : mode == Mode::Mixed ? "medium" : "high";
+  if (format == FormatKind::GptOss || format == FormatKind::Levels) return std::string(kvscope::level_name(mode));
   return std::string(effort_name(effort));
 }
 

@@ -636,14 +636,11 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
   // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
   const reasoning::FormatKind kind = reasoning.kind;
-  // kvscope's "reasoning" modes on a format with efforts are those efforts (fast = low, mixed =
-  // medium, slow = high); a model without a format gets the mode lines, as the first reasoner did.
+  // kvscope's "reasoning" modes on a format with efforts are its efforts for them (effort_for_mode;
+  // levels: low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
   if (!g.reasoning.empty() && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
     if (g.effort) throw invalid_request("give one of 'reasoning' and 'reasoning_effort'", "reasoning", "invalid_value");
-    g.effort = g.reasoning == "auto"    ? Effort::Auto
-               : g.reasoning == "fast"  ? Effort::Low
-               : g.reasoning == "mixed" ? Effort::Medium
-                                        : Effort::High;
+    g.effort = g.reasoning == "auto" ? Effort::Auto : reasoning::effort_for_mode(kind, *parse_mode(g.reasoning));
     g.reasoning.clear();
   }
   if (g.reasoning.empty()) {

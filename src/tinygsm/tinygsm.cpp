@@ -727,28 +727,17 @@ std::string format_target(const Item& item, Mode mode) {
   return out + "Answer: " + std::to_string(item.answer);
 }
 
-std::string_view style_name(Style s) { return s == Style::Broad ? "broad" : "classic"; }
-
 std::optional<Style> parse_style(std::string_view n) {
   if (n == "classic") return Style::Classic;
   if (n == "broad") return Style::Broad;
   return std::nullopt;
 }
 
-std::string_view chat_level(Mode mode) {
-  switch (mode) {
-    case Mode::Fast: return "low";
-    case Mode::Mixed: return "medium";
-    case Mode::Slow: return "high";
-  }
-  return "high";
-}
-
 std::string format_chat_prompt(const Item& item, Mode mode) {
   std::string p = "<|im_start|>user\nQuestion: ";
   p += numbered_question(item);
   p += "<|im_end|>\n<|im_start|>system\nReasoning: ";
-  p += chat_level(mode);
+  p += level_name(mode);
   p += "<|im_end|>\n<|im_start|>assistant\n<think>\n";
   return p;
 }

@@ -40,11 +40,11 @@ enum class Split { Train, Validation, Test, Heldout };
 // 12 years old."), which the slow reasoning names: "(3) This does not change the answer."
 // Held-out templates are the same in both, and never appear in train/validation/test.
 enum class Style { Classic, Broad };
-std::string_view style_name(Style s);
 std::optional<Style> parse_style(std::string_view name);
 using kvscope::Mode;  // the reasoning modes the prompts ask for (core/mode.h)
 using kvscope::mode_name;
 using kvscope::parse_mode;
+using kvscope::level_name;
 
 std::string_view split_name(Split s);
 std::optional<Split> parse_split(std::string_view name);
@@ -100,7 +100,6 @@ std::string format_target(const Item& item, Mode mode);
 //   <|im_start|>user\nQuestion: ...<|im_end|>\n<|im_start|>system\nReasoning: high<|im_end|>\n
 //   <|im_start|>assistant\n<think>\n          (the prompt; fast = low, mixed = medium, slow = high)
 //   (1) ... (2) ...\n</think>\n\nAnswer: 17<|im_end|>   (the target; low: an empty think block)
-std::string_view chat_level(Mode mode);  // low | medium | high
 std::string format_chat_prompt(const Item& item, Mode mode);
 std::string format_chat_target(const Item& item, Mode mode);
 
