@@ -193,16 +193,14 @@ struct Exchange {
 
   void count_reasoning() {
     Metrics& m = srv->metrics;
-    const json rep = rr->report();
     m.reasoning_ended[static_cast<int>(rr->mode())].fetch_add(1);
-    if (rep.contains("switches"))
-      for (const auto& sw : rep["switches"]) {
-        const std::string a = sw.value("action", "");
-        if (a == "early_answer") m.reasoning_switches[0].fetch_add(1);
-        else if (a == "upgrade") m.reasoning_switches[1].fetch_add(1);
-        else if (a == "retry") m.reasoning_switches[2].fetch_add(1);
-      }
-    if (rep.value("source", "") != "requested" && rep.contains("confidence")) m.decision_confidence.observe(rep["confidence"].get<double>());
+    using reasoning::SwitchKind;
+    for (const auto& sw : rr->driver().controller().switches()) {
+      if (sw.action == SwitchKind::EarlyAnswer) m.reasoning_switches[0].fetch_add(1);
+      else if (sw.action == SwitchKind::Upgrade) m.reasoning_switches[1].fetch_add(1);
+      else if (sw.action == SwitchKind::Retry) m.reasoning_switches[2].fetch_add(1);
+    }
+    if (rr->is_auto()) m.decision_confidence.observe(rr->driver().initial().confidence);
   }
 
   // After the last attempt ended: as `run --json` does, a stop other than EOS leaves the last token
