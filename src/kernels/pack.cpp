@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -67,12 +68,17 @@ bool bf16_pair_layout() {
 
 namespace {
 
-// Calls fn(g0, g1) on disjoint ranges covering [0, groups), over the pool when one is given.
+// Calls fn(g0, g1) on disjoint ranges covering [0, groups), over the pool when one is given. The
+// ranges are handed out in small chunks rather than one half per thread: much of the cost is the
+// kernel clearing fresh (huge) pages on first touch, which lands unevenly on the threads.
 void over_groups(int64_t groups, ThreadPool* pool, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool && pool->size() > 1 && groups > 1)
-    pool->parallel_for(groups, fn);
-  else if (groups > 0)
-    fn(0, groups);
+  if (groups <= 0) return;
+  if (!pool || pool->size() == 1 || groups == 1) return fn(0, groups);
+  const int64_t chunk = std::max<int64_t>(1, groups / (8 * pool->size()));
+  std::atomic<int64_t> next{0};
+  pool->run([&](int, int) {
+    for (int64_t g0; (g0 = next.fetch_add(chunk, std::memory_order_relaxed)) < groups;) fn(g0, std::min(groups, g0 + chunk));
+  });
 }
 
 // BF16 for vdpbf16ps: each 32-bit lane holds two consecutive columns of one row (layout in internal.h).
