@@ -144,6 +144,8 @@ void rows(const MatArgs& m, int64_t n0, int64_t n1) {
 }  // namespace
 
 void packed_matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  if (!vnni) return avx2::packed_matmul_rows(m, n0, n1);  // AVX-512 without VNNI: packed for the AVX2 kernel
   switch (m.wt) {
     case DType::Q4_0: return rows<DType::Q4_0>(m, n0, n1);
     case DType::Q4_1: return rows<DType::Q4_1>(m, n0, n1);
