@@ -109,7 +109,7 @@ constexpr size_t kqp_scale_offset(const KqPackGeom& g) { return 8 * kqp_chunk_by
 constexpr size_t kqp_min_offset(const KqPackGeom& g) { return kqp_scale_offset(g) + static_cast<size_t>(16 * g.ns); }
 constexpr size_t kqp_d_offset(const KqPackGeom& g) { return kqp_min_offset(g) + (g.mins ? static_cast<size_t>(16 * g.ns) : 0); }
 constexpr size_t kqp_block_bytes(const KqPackGeom& g) { return (kqp_d_offset(g) + (g.mins ? 64 : 32) + 63) & ~size_t{63}; }
-bool packed_kernels_available(DType t);  // AVX-512 (VNNI for the quantized types; AVX2 for the 32-block ones), KVSCOPE_REPACK != 0
+bool packed_kernels_available(DType t);  // AVX-512 for the float types, AVX2 for the quantized ones; KVSCOPE_REPACK != 0
 // True when packed BF16 matrices use the column-pair layout for vdpbf16ps (AVX512_BF16): group
 // g, pair k/2, row r at uint16 offset ((g * Kp/2 + k/2) * 16 + r) * 2 + k % 2, Kp = K rounded up to
 // even (the odd tail zero). Otherwise BF16 packs column by column as F16 does.
@@ -144,8 +144,10 @@ void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
 }
 namespace avx2 {
 void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
-// a.packed set, a 32-block type: the AVX-512 layout read as two 8-row halves (CPUs without VNNI)
+// a.packed set: the AVX-512 layouts read as two 8-row halves (CPUs without VNNI); 32-block types
+// and kqp_type types respectively
 void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
+void kq_packed_rows(const MatArgs& a, int64_t n0, int64_t n1);
 void quant_q8k(const float* x, int8_t* q, float* d, int16_t* bsums, int64_t K);  // = kquant::quantize_act_q8k
 }
 namespace avx512 {

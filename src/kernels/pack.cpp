@@ -47,15 +47,10 @@ namespace detail {
 bool packed_kernels_available(DType t) {
   static const bool repack = util::env_flag("KVSCOPE_REPACK", true);
   const bool avx512 = repack && detected_isa() == Isa::AVX512;
-  static const bool vnni = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512vnni") != 0;
-  }();
   if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return avx512;
-  if (kqp_type(t)) return avx512 && vnni;
-  // The 32-block layout also has AVX2 kernels (two 8-row halves per vector), so AVX2-only CPUs
-  // and AVX-512 ones without VNNI pack these types too.
-  return packed32_type(t) && repack && static_cast<int>(detected_isa()) >= static_cast<int>(Isa::AVX2);
+  // The quantized layouts have AVX-512 VNNI kernels and AVX2 ones (two 8-row halves per vector),
+  // so AVX2-only CPUs and AVX-512 ones without VNNI pack them too.
+  return (kqp_type(t) || packed32_type(t)) && repack && static_cast<int>(detected_isa()) >= static_cast<int>(Isa::AVX2);
 }
 bool bf16_pair_layout() {
   static const bool v = [] {
