@@ -318,3 +318,33 @@ TEST(Pack, ThreadedLayoutEqualsSerial) {
   }
   if (checked == 0) GTEST_SKIP() << "no packed layouts on this CPU";
 }
+
+// The AVX2 kernels read the packed copy with the AVX-512 VNNI kernels' arithmetic: exact integer
+// dots per block and the same per-row float sums in block order, so their outputs are identical.
+TEST(Pack, Avx2AndAvx512ReadThePackedCopyAlike) {
+  if (detected_isa() != Isa::AVX512 || !detail::packed_kernels_available(DType::Q4_K)) GTEST_SKIP() << "needs AVX-512 VNNI packing";
+  IsaGuard g;
+  std::mt19937 rng(12);
+  ThreadPool pool(2);
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS, DType::Q2_K,
+                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (int64_t M : {1, 3, 6}) {
+      const int64_t K = 2304, N = 45;
+      const size_t rb = row_bytes(t, K);
+      std::vector<uint8_t> wbuf(rb * static_cast<size_t>(N));
+      for (int64_t n = 0; n < N; ++n) {
+        auto row = randn(static_cast<size_t>(K), rng);
+        quantize_row(t, row.data(), wbuf.data() + rb * static_cast<size_t>(n), K);
+      }
+      WeightRef w{wbuf.data(), t, N, K};
+      PackedStore store;
+      ASSERT_TRUE(pack_weight(w, store)) << dtype_name(t);
+      auto x = randn(static_cast<size_t>(M * K), rng);
+      std::vector<float> a(static_cast<size_t>(M * N)), b(a.size());
+      set_active_isa(Isa::AVX512);
+      matmul(w, x.data(), M, a.data(), pool);
+      set_active_isa(Isa::AVX2);
+      matmul(w, x.data(), M, b.data(), pool);
+      EXPECT_EQ(a, b) << dtype_name(t) << " M=" << M;
+    }
+}
