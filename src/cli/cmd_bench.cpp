@@ -64,7 +64,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--tap-hidden", o->tap_hidden, "The tap also accumulates hidden states (hidden-state CoE)");
   cmd->add_flag("--tap-pre-rope", o->tap_pre_rope, "The tap reads K before RoPE");
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     ContextParams cp = o->model.context_params();
     cp.n_ctx = std::max({cp.n_ctx, o->pp + 1, o->tg + 1});
     cp.n_batch = std::max(cp.n_batch, o->pp);

@@ -179,7 +179,7 @@ void add_bench_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     const HParams& hp = model->hparams();
     const int n_ctx = o->model.ctx > 0 ? o->model.ctx : hp.n_ctx_train;
     kv_types(*o).resolve(hp.n_layer);  // validates the names before any work

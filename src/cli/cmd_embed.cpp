@@ -29,7 +29,7 @@ void add_embed_command(CLI::App& app) {
   cmd->add_flag("--pre-rope,!--post-rope", o->pre_rope, "Use K before RoPE");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     if (!tok::is_valid_utf8(o->text)) throw InputError("text is not valid UTF-8");
     signals::EmbeddingOptions eo;
     eo.layers = o->layers;

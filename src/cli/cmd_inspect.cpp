@@ -38,7 +38,7 @@ void add_logits_command(CLI::App& app) {
   cmd->add_flag("--no-bos", o->no_bos, "Do not add BOS to text prompts");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     auto ids = prompt_tokens(*model, o->prompt, o->tokens, !o->no_bos, false);
     Context ctx(*model, o->model.context_params());
     const auto& logits = ctx.eval(ids, o->all_positions);

@@ -164,7 +164,7 @@ void add_kv_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out, "Write the map here (default: stdout)");
   cmd->add_flag("-q,--quiet", o->quiet, "No sensitivity table on stderr");
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     std::vector<KVType> cands;
     if (!o->candidates.empty()) {
       std::string s = o->candidates + ",";
@@ -231,7 +231,7 @@ void add_kv_eval_command(CLI::App& app) {
   cmd->add_option("--budget-mib", o->budget_mib, "KV memory budget for the longest-context column")->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--json", o->json, "Print JSON lines");
   cmd->callback([o] {
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     const HParams& hp = model->hparams();
     std::vector<Setting> settings;
     if (o->settings.empty() && o->calibrate.empty()) o->settings = {"f16", "fp8_e4m3", "int8", "int4"};

@@ -34,7 +34,7 @@ void add_perplexity_command(CLI::App& app) {
     ss << in.rdbuf();
     const std::string text = ss.str();
     if (!tok::is_valid_utf8(text)) throw InputError(o->file + " is not valid UTF-8 text");
-    auto model = Model::load(resolve_model(o->model.path));
+    auto model = Model::load(resolve_model(o->model.path), o->model.threads);
     ContextParams cp = o->model.context_params();
     if (cp.n_ctx <= 0) cp.n_ctx = model->hparams().n_ctx_train;
     const auto t0 = std::chrono::steady_clock::now();

@@ -131,7 +131,7 @@ void add_run_command(CLI::App& app) {
       throw InputError("--reasoning-budget must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
                        std::to_string(o->budget) + ")");
     const std::string path = resolve_model(o->model.path);
-    auto model = Model::load(path);
+    auto model = Model::load(path, o->model.threads);
     SamplingParams sp = o->sampling.params();
     // --reasoning's modes on a format with efforts are its efforts for them (effort_for_mode; levels:
     // low, medium, high); a model without a format gets the mode lines, as the first reasoner did.

@@ -36,16 +36,26 @@ struct MatArgs {
   const uint8_t* packed = nullptr;  // WeightRef::packed (read by the AVX-512 VNNI path only)
 };
 
-// Packed Q8_0/Q4_0 layout (pack_weight): groups of 16 weight rows (the last one zero-padded), each
-// group one contiguous stream of block pairs: the quants of blocks 2p and 2p+1 (packed_quant_bytes
-// each), then their 16 fp16 scales each (64 bytes), so the scales arrive in the same stream as the
+// Packed 32-block layout (pack_weight; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): groups of 16 weight
+// rows (the last one zero-padded), each group one contiguous stream of block pairs: the quants of
+// blocks 2p and 2p+1 (packed_quant_bytes each), then their 16 fp16 scales each (64 bytes), then for
+// Q4_1/Q5_1 their 16 fp16 mins each (64 bytes), so the scales arrive in the same stream as the
 // quants (a separate short scale run per group defeated the hardware prefetcher). Quant vector s
 // (64 bytes) of a block holds, for row r of the group, 4 consecutive bytes at 4r: Q8_0 elements
-// 4s..4s+3 plus 128 (unsigned, s < 8); Q4_0 the raw bytes 4s..4s+3 (s < 4), whose low nibbles are
-// elements 4s.. and high nibbles 16+4s.. Every quant vector and scale pair is 64-byte aligned.
+// 4s..4s+3 plus 128 (unsigned, s < 8); the 4-bit types the file's bytes 4s..4s+3 (s < 4), whose
+// low nibbles are elements 4s.. and high nibbles 16+4s.. (IQ4_NL: codebook indexes). Q5_0/Q5_1
+// add a fifth vector (bytes 256..319): byte 4r+i, bit s = the fifth bit of element 4s+i, bit 4+s
+// that of element 16+4s+i (s < 4). Every quant vector and scale pair is 64-byte aligned.
 constexpr int kPackRows = 16;
-inline size_t packed_quant_bytes(DType t) { return t == DType::Q4_0 ? 256 : 512; }
-inline size_t packed_pair_bytes(DType t) { return 2 * packed_quant_bytes(t) + 4 * kPackRows; }
+inline bool packed32_type(DType t) {
+  return t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::IQ4_NL;
+}
+inline bool packed_has_min(DType t) { return t == DType::Q4_1 || t == DType::Q5_1; }
+inline size_t packed_quant_bytes(DType t) {
+  if (t == DType::Q8_0) return 512;
+  return t == DType::Q5_0 || t == DType::Q5_1 ? 320 : 256;
+}
+inline size_t packed_pair_bytes(DType t) { return 2 * packed_quant_bytes(t) + (packed_has_min(t) ? 8 : 4) * kPackRows; }
 inline size_t packed_group_bytes(DType t, int64_t nb) { return static_cast<size_t>((nb + 1) / 2) * packed_pair_bytes(t); }
 inline size_t packed_quant_offset(DType t, int64_t b) {
   return static_cast<size_t>(b / 2) * packed_pair_bytes(t) + static_cast<size_t>(b % 2) * packed_quant_bytes(t);
@@ -53,6 +63,7 @@ inline size_t packed_quant_offset(DType t, int64_t b) {
 inline size_t packed_scale_offset(DType t, int64_t b) {
   return static_cast<size_t>(b / 2) * packed_pair_bytes(t) + 2 * packed_quant_bytes(t) + static_cast<size_t>(b % 2) * 2 * kPackRows;
 }
+inline size_t packed_min_offset(DType t, int64_t b) { return packed_scale_offset(t, b) + 4 * kPackRows; }  // Q4_1/Q5_1
 // Packed K-quant / IQ4_XS layout (pack_weight, AVX-512 VNNI): groups of 16 weight rows (the last
 // zero-padded); a group is one contiguous stream of its 256-element blocks, each kqp_block_bytes
 // long and 64-byte aligned. Every code becomes unsigned (Q3_K codes 0..7, Q6_K 0..63, IQ4_XS the
@@ -98,13 +109,13 @@ constexpr size_t kqp_scale_offset(const KqPackGeom& g) { return 8 * kqp_chunk_by
 constexpr size_t kqp_min_offset(const KqPackGeom& g) { return kqp_scale_offset(g) + static_cast<size_t>(16 * g.ns); }
 constexpr size_t kqp_d_offset(const KqPackGeom& g) { return kqp_min_offset(g) + (g.mins ? static_cast<size_t>(16 * g.ns) : 0); }
 constexpr size_t kqp_block_bytes(const KqPackGeom& g) { return (kqp_d_offset(g) + (g.mins ? 64 : 32) + 63) & ~size_t{63}; }
-bool packed_kernels_available(DType t);  // AVX-512 (and VNNI for Q8_0/Q4_0), KVSCOPE_REPACK != 0
+bool packed_kernels_available(DType t);  // AVX-512 for the float types, AVX2 for the quantized ones; KVSCOPE_REPACK != 0
 // True when packed BF16 matrices use the column-pair layout for vdpbf16ps (AVX512_BF16): group
 // g, pair k/2, row r at uint16 offset ((g * Kp/2 + k/2) * 16 + r) * 2 + k % 2, Kp = K rounded up to
 // even (the odd tail zero). Otherwise BF16 packs column by column as F16 does.
 bool bf16_pair_layout();
 namespace avx512 {
-void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);      // a.packed set, Q8_0/Q4_0
+void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, a 32-block type (packed_has_min etc.)
 // a.packed set, F32/F16/BF16: 16-row groups stored column by column (BF16: see bf16_pair_layout)
 void packed_float_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
 void kq_packed_rows(const MatArgs& a, int64_t n0, int64_t n1);  // a.packed set, kqp_type(a.wt)
@@ -133,6 +144,10 @@ void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
 }
 namespace avx2 {
 void kquant_rows(const MatArgs& a, int64_t n0, int64_t n1);
+// a.packed set: the AVX-512 layouts read as two 8-row halves (CPUs without VNNI); 32-block types
+// and kqp_type types respectively
+void packed_matmul_rows(const MatArgs& a, int64_t n0, int64_t n1);
+void kq_packed_rows(const MatArgs& a, int64_t n0, int64_t n1);
 void quant_q8k(const float* x, int8_t* q, float* d, int16_t* bsums, int64_t K);  // = kquant::quantize_act_q8k
 }
 namespace avx512 {

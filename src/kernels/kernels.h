@@ -32,7 +32,7 @@ struct WeightRef {
 // Owns the bytes that pack_weight() lays out (64-byte aligned), for as long as the weights are used.
 class PackedStore {
  public:
-  uint8_t* alloc(size_t bytes);
+  uint8_t* alloc(size_t bytes, bool zero = true);  // zero = false: the caller writes every byte
   size_t bytes() const { return bytes_; }
 
  private:
@@ -46,12 +46,13 @@ class PackedStore {
 
 // Re-lays out a matrix for the AVX-512 kernels when the CPU has them: F32/F16/BF16 in groups of
 // 16 rows stored column by column (one load is element k of 16 rows; a group is one sequential stream);
-// Q8_0/Q4_0 (with VNNI) in 16-row groups interleaved so that one vpdpbusd advances all 16 output
-// rows by 4 elements and the 16 rows' block scales are one vector (no horizontal sums, no scalar
-// scale loads). Sets w.packed and returns true; returns false and leaves w alone for other types,
-// on other CPUs, or when the environment sets KVSCOPE_REPACK=0. Same results as the unpacked
-// kernels up to summation order.
-bool pack_weight(WeightRef& w, PackedStore& store);
+// the quantized types (with VNNI: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS) in
+// 16-row groups interleaved so that one vpdpbusd advances all 16 output rows by 4 elements and the
+// 16 rows' block scales are one vector (no horizontal sums, no scalar scale loads). Sets w.packed
+// and returns true; returns false and leaves w alone for other types, on other CPUs, or when the
+// environment sets KVSCOPE_REPACK=0. Same results as the unpacked kernels up to summation order.
+// With a pool, the matrix's row groups are laid out by its workers in parallel (model load).
+bool pack_weight(WeightRef& w, PackedStore& store, ThreadPool* pool = nullptr);
 
 // The activation type a weight type is multiplied with (as GGML's vec_dot_type): F32->F32,
 // F16->F16, BF16->BF16, Q8_0/Q4_0->Q8_0, Q4_K/Q6_K->Q8_K-like (implementation's choice).

@@ -174,6 +174,7 @@ void rows(const MatArgs& m, int64_t n0, int64_t n1) {
 }  // namespace
 
 void kquant_rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  if (m.packed) return kq_packed_rows(m, n0, n1);
   switch (m.wt) {
     case DType::Q2_K: return rows<DType::Q2_K>(m, n0, n1);
     case DType::Q3_K: return rows<DType::Q3_K>(m, n0, n1);

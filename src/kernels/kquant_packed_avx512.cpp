@@ -232,6 +232,8 @@ void rows(const MatArgs& m, int64_t n0, int64_t n1) {
 }  // namespace
 
 void kq_packed_rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  if (!vnni) return avx2::kq_packed_rows(m, n0, n1);  // AVX-512 without VNNI: the AVX2 kernel reads the same layout
   switch (m.wt) {
     case DType::Q2_K: return rows<DType::Q2_K>(m, n0, n1);
     case DType::Q3_K: return rows<DType::Q3_K>(m, n0, n1);

@@ -195,6 +195,7 @@ void rows(const MatArgs& m, int64_t n0, int64_t n1) {
 }  // namespace
 
 void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
+  if (m.packed) return m.wt == DType::IQ4_XS ? detail::avx2::kq_packed_rows(m, n0, n1) : detail::avx2::packed_matmul_rows(m, n0, n1);
   switch (m.wt) {
     case DType::Q4_1: return rows<DType::Q4_1>(m, n0, n1);
     case DType::Q5_0: return rows<DType::Q5_0>(m, n0, n1);

@@ -215,7 +215,7 @@ bool has_vnni() {
 }  // namespace
 
 void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
-  if (m.wt == DType::IQ4_XS && m.packed) return detail::avx512::kq_packed_rows(m, n0, n1);
+  if (m.packed) return m.wt == DType::IQ4_XS ? detail::avx512::kq_packed_rows(m, n0, n1) : detail::avx512::packed_matmul_rows(m, n0, n1);
   if (!has_vnni()) return avx2::matmul_rows(m, n0, n1);
   switch (m.wt) {
     case DType::Q4_1: return rows<DType::Q4_1>(m, n0, n1);

@@ -233,8 +233,8 @@ void matmul_rows(const MatArgs& m, int64_t n0, int64_t n1) {
     case DType::F32: return rows_f<LdF32>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::F16: return rows_f<LdF16>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
     case DType::BF16: return rows_f<LdBF16>(m.w, m.wstride, m.x.f, m.x.ldf, m.K, m.M, m.y, m.ldy, n0, n1);
-    case DType::Q8_0: return rows_q<false>(m, n0, n1);
-    case DType::Q4_0: return rows_q<true>(m, n0, n1);
+    case DType::Q8_0: return m.packed ? packed_matmul_rows(m, n0, n1) : rows_q<false>(m, n0, n1);
+    case DType::Q4_0: return m.packed ? packed_matmul_rows(m, n0, n1) : rows_q<true>(m, n0, n1);
     case DType::Q2_K:
     case DType::Q3_K:
     case DType::Q4_K:

@@ -89,8 +89,9 @@ std::vector<float> llama3_rope_freq_factors(float theta, int rope_dim, float fac
 
 class Model {
  public:
-  // Throws FormatError / InputError with a one-line message naming the problem.
-  static std::unique_ptr<Model> load(const std::string& path);
+  // Throws FormatError / InputError with a one-line message naming the problem. threads: workers
+  // that lay matrices out for this CPU's kernels (kernels::pack_weight); 0: one per hardware thread.
+  static std::unique_ptr<Model> load(const std::string& path, int threads = 0);
 
   const HParams& hparams() const { return hp_; }
   const tok::Tokenizer& tokenizer() const { return *tokenizer_; }

@@ -199,7 +199,7 @@ void Server::Impl::setup_signals(const Model& m) {
 void Server::Impl::load_model() {
   try {
     if (opt.before_load) opt.before_load();
-    auto m = Model::load(opt.model_path);
+    auto m = Model::load(opt.model_path, opt.engine.n_threads);
     if (!opt.chat_template.empty()) {
       chat_format = tok::chat_format_from_name(opt.chat_template);
     } else if (const std::string t = m->chat_template(); !t.empty()) {

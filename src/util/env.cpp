@@ -34,7 +34,7 @@ const std::vector<EnvVar>& env_registry() {
       {"KVSCOPE_ISA", "scalar|avx2|avx512",
        "caps the instruction set the kernels use, for comparisons and debugging (default: the best the CPU has)"},
       {"KVSCOPE_REPACK", "0|1",
-       "0 keeps weights in their file layout instead of repacking them for the AVX-512 kernels (default 1)"},
+       "0 keeps weights in their file layout instead of repacking them for the AVX-512 (and AVX2) kernels (default 1)"},
       // Read by the tests only.
       {"KVSCOPE_BIN", "a path", "tests: the kvscope executable the CLI tests run (ctest sets it)"},
       {"KVSCOPE_ORACLE_DIR", "a folder", "tests: where tools/oracle/setup.sh installed node-llama-cpp (default build/oracle)"},

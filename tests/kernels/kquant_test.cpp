@@ -434,25 +434,30 @@ void check_packed(DType t, int64_t M, int64_t N, int64_t nb, int nthreads, std::
   }
   const double T = 4.0 * static_cast<double>(nb) + 2.0;
   ThreadPool pool(nthreads);
-  set_active_isa(Isa::AVX512);
-  constexpr int kGuard = 16;
-  std::vector<float> y(static_cast<size_t>(M * N + kGuard), -7.0f);
-  matmul(w, x.data(), M, y.data(), pool);
-  std::vector<float> y1(y.size(), -7.0f), y2(y.size(), -7.0f);
-  float* ys[2] = {y1.data(), y2.data()};
-  const WeightRef pair[2] = {w, w};
-  matmul_multi(pair, ys, 2, x.data(), M, pool);
-  for (int64_t i = 0; i < M * N; ++i) {
-    const double tol = 2.0 * (T + 2.0) * std::ldexp(1.0, -24) * S[i] + 1e-30;
-    ASSERT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
-        << dtype_name(t) << " packed M=" << M << " N=" << N << " nb=" << nb << " threads=" << nthreads << " at m=" << i / N
-        << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
-    ASSERT_EQ(y1[i], y[i]) << "matmul_multi differs from matmul at " << i;
-    ASSERT_EQ(y2[i], y[i]) << "matmul_multi differs from matmul at " << i;
-  }
-  for (int i = 0; i < kGuard; ++i) {
-    ASSERT_EQ(y[M * N + i], -7.0f) << dtype_name(t) << ": wrote past the output (padding rows)";
-    ASSERT_EQ(y1[M * N + i], -7.0f) << dtype_name(t) << ": matmul_multi wrote past the output";
+  // The packed copy is read by the AVX-512 VNNI kernel and by the AVX2 one (CPUs without VNNI).
+  for (Isa isa : isas()) {
+    if (isa == Isa::Scalar) continue;
+    set_active_isa(isa);
+    SCOPED_TRACE(isa_name(isa));
+    constexpr int kGuard = 16;
+    std::vector<float> y(static_cast<size_t>(M * N + kGuard), -7.0f);
+    matmul(w, x.data(), M, y.data(), pool);
+    std::vector<float> y1(y.size(), -7.0f), y2(y.size(), -7.0f);
+    float* ys[2] = {y1.data(), y2.data()};
+    const WeightRef pair[2] = {w, w};
+    matmul_multi(pair, ys, 2, x.data(), M, pool);
+    for (int64_t i = 0; i < M * N; ++i) {
+      const double tol = 2.0 * (T + 2.0) * std::ldexp(1.0, -24) * S[i] + 1e-30;
+      ASSERT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
+          << dtype_name(t) << " packed M=" << M << " N=" << N << " nb=" << nb << " threads=" << nthreads << " at m=" << i / N
+          << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
+      ASSERT_EQ(y1[i], y[i]) << "matmul_multi differs from matmul at " << i;
+      ASSERT_EQ(y2[i], y[i]) << "matmul_multi differs from matmul at " << i;
+    }
+    for (int i = 0; i < kGuard; ++i) {
+      ASSERT_EQ(y[M * N + i], -7.0f) << dtype_name(t) << ": wrote past the output (padding rows)";
+      ASSERT_EQ(y1[M * N + i], -7.0f) << dtype_name(t) << ": matmul_multi wrote past the output";
+    }
   }
 }
 
@@ -461,7 +466,7 @@ bool packed_available(DType t) { return detail::packed_kernels_available(t); }
 }  // namespace
 
 TEST(KQuant, PackedMatchesReference) {
-  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX-512 VNNI (or KVSCOPE_REPACK=0): no packed K-quant kernels";
+  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX2 (or KVSCOPE_REPACK=0): no packed K-quant kernels";
   IsaGuard g;
   std::mt19937 rng(21);
   int c = 0;
@@ -475,7 +480,7 @@ TEST(KQuant, PackedMatchesReference) {
 }
 
 TEST(KQuant, PackedLargerShapesThreaded) {
-  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX-512 VNNI (or KVSCOPE_REPACK=0): no packed K-quant kernels";
+  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX2 (or KVSCOPE_REPACK=0): no packed K-quant kernels";
   IsaGuard g;
   std::mt19937 rng(22);
   check_packed(DType::Q4_K, 1, 515, 8, 2, rng);
@@ -489,7 +494,7 @@ TEST(KQuant, PackedLargerShapesThreaded) {
 // A Q4_K_M / IQ4_XS layer's decode pass over packed matrices of different types (IQ4_XS attn_q,
 // Q4_K attn_k, Q6_K attn_v) equals one matmul per matrix and the reference.
 TEST(KQuant, PackedMultiOverMixedTypes) {
-  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX-512 VNNI (or KVSCOPE_REPACK=0): no packed K-quant kernels";
+  if (!packed_available(DType::Q4_K)) GTEST_SKIP() << "no AVX2 (or KVSCOPE_REPACK=0): no packed K-quant kernels";
   IsaGuard g;
   std::mt19937 rng(23);
   const int64_t nb = 2, K = 256 * nb;

@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/internal.h"
 #include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
@@ -30,7 +31,11 @@ std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1.0f) {
   return x;
 }
 
-void check_matmul(DType t, int64_t M, int64_t N, int64_t K, int threads, size_t offset, std::mt19937& rng) {
+// Every ISA against ref::matmul; then, where this CPU has packed kernels for t (AVX-512 VNNI), the
+// row-interleaved copy made by pack_weight (laid out over the same pool) against the same bound,
+// with a guard past the output that the zero-padded rows of the last 16-row group must not touch.
+// Returns whether the packed layout was checked.
+bool check_matmul(DType t, int64_t M, int64_t N, int64_t K, int threads, size_t offset, std::mt19937& rng) {
   const size_t rb = row_bytes(t, K);
   std::vector<uint8_t> wbuf(offset + rb * static_cast<size_t>(N) + 1);
   for (int64_t n = 0; n < N; ++n) {
@@ -66,18 +71,49 @@ void check_matmul(DType t, int64_t M, int64_t N, int64_t K, int threads, size_t 
     matmul(w, x.data(), M, y.data(), pool);
     for (int64_t i = 0; i < M * N; ++i) {
       const double tol = 2.0 * (T + 2.0) * std::ldexp(1.0, -24) * S[i];
-      ASSERT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
+      EXPECT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
           << dtype_name(t) << " isa=" << isa_name(isa) << " M=" << M << " N=" << N << " K=" << K << " threads=" << threads
           << " at m=" << i / N << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
+      if (::testing::Test::HasFailure()) return false;  // one report, not one per element
     }
     if (M == 1) {  // the decode path's one-pass variant gives the same numbers
       std::vector<float> y1(static_cast<size_t>(N)), y2(static_cast<size_t>(N));
       float* ys[2] = {y1.data(), y2.data()};
       const WeightRef pair[2] = {w, w};
       matmul_multi(pair, ys, 2, x.data(), 1, pool);
-      for (int64_t i = 0; i < N; ++i) ASSERT_EQ(y1[i], y[i]) << dtype_name(t) << " isa=" << isa_name(isa);
+      for (int64_t i = 0; i < N; ++i) EXPECT_EQ(y1[i], y[i]) << dtype_name(t) << " isa=" << isa_name(isa);
     }
   }
+  WeightRef wp = w;
+  PackedStore store;
+  if (!pack_weight(wp, store, &pool)) return false;
+  EXPECT_NE(wp.packed, nullptr);
+  // Packed weights are read by the AVX-512 VNNI kernel and, for the 32-block types, by the AVX2
+  // one (CPUs without VNNI; here under a forced KVSCOPE_ISA=avx2).
+  for (Isa isa : isas()) {
+    if (isa == Isa::Scalar) continue;
+    set_active_isa(isa);
+    constexpr int kGuard = 16;
+    std::vector<float> y(static_cast<size_t>(M * N + kGuard), -7.0f), y1(y), y2(y);
+    matmul(wp, x.data(), M, y.data(), pool);
+    float* ys[2] = {y1.data(), y2.data()};
+    const WeightRef pair[2] = {wp, wp};
+    matmul_multi(pair, ys, 2, x.data(), M, pool);  // the decode path's one-pass variant
+    for (int64_t i = 0; i < M * N; ++i) {
+      const double tol = 2.0 * (T + 2.0) * std::ldexp(1.0, -24) * S[i];
+      EXPECT_LE(std::fabs(static_cast<double>(y[i]) - yref[i]), tol)
+          << dtype_name(t) << " packed isa=" << isa_name(isa) << " M=" << M << " N=" << N << " K=" << K << " threads=" << threads
+          << " at m=" << i / N << " n=" << i % N << " y=" << y[i] << " ref=" << yref[i];
+      EXPECT_EQ(y1[i], y[i]) << dtype_name(t) << " packed isa=" << isa_name(isa) << ": matmul_multi differs from matmul at " << i;
+      EXPECT_EQ(y2[i], y[i]) << dtype_name(t) << " packed isa=" << isa_name(isa) << ": matmul_multi differs from matmul at " << i;
+      if (::testing::Test::HasFailure()) return true;
+    }
+    for (int i = 0; i < kGuard; ++i) {
+      EXPECT_EQ(y[M * N + i], -7.0f) << dtype_name(t) << " packed isa=" << isa_name(isa) << ": wrote past the output (padding rows)";
+      EXPECT_EQ(y1[M * N + i], -7.0f) << dtype_name(t) << " packed isa=" << isa_name(isa) << ": matmul_multi wrote past the output";
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -227,4 +263,88 @@ TEST(LegacyQuant, MatmulLargerThreaded) {
     check_matmul(t, 1, 515, 768, 3, 1, rng);
     check_matmul(t, 37, 130, 1280, 2, 0, rng);
   }
+}
+
+// The 32-block types llama-quantize falls back to inside K-quant mixes are packed (16-row groups,
+// VNNI kernels) like the others: row counts around the 16-row group (15, 17, 33, 40), odd block
+// counts, more activation rows than one prefill tile (9, 19), 1-3 pack/matmul threads.
+TEST(LegacyQuant, PackedMatchesReference) {
+  if (!detail::packed_kernels_available(DType::Q4_1)) GTEST_SKIP() << "no AVX2 (or KVSCOPE_REPACK=0): no packed kernels";
+  IsaGuard g;
+  std::mt19937 rng(10);
+  int c = 0;
+  for (DType t : {DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::Q4_0, DType::Q8_0})
+    for (int64_t M : {1, 3, 9})
+      for (int64_t N : {1, 15, 17, 40})
+        for (int64_t nb : {1, 3, 4, 7}) {
+          EXPECT_TRUE(check_matmul(t, M, N, nb * 32, 1 + c % 3, static_cast<size_t>(c % 3), rng)) << dtype_name(t);
+          ++c;
+        }
+  for (DType t : {DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL}) {
+    EXPECT_TRUE(check_matmul(t, 1, 301, 1088, 3, 1, rng)) << dtype_name(t);
+    EXPECT_TRUE(check_matmul(t, 19, 77, 320, 2, 0, rng)) << dtype_name(t);
+  }
+}
+
+// Model load lays matrices out over its thread pool: every type's packed bytes must equal the
+// one-thread layout, whatever the split (row counts that leave a partial 16-row group, 1-3 threads).
+TEST(Pack, ThreadedLayoutEqualsSerial) {
+  std::mt19937 rng(11);
+  int checked = 0;
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                  DType::IQ4_NL, DType::IQ4_XS, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const int64_t K = 512;
+    for (int64_t N : {7, 53}) {
+      const size_t rb = row_bytes(t, K);
+      std::vector<uint8_t> wbuf(rb * static_cast<size_t>(N));
+      for (int64_t n = 0; n < N; ++n) {
+        auto row = randn(static_cast<size_t>(K), rng);
+        quantize_row(t, row.data(), wbuf.data() + rb * static_cast<size_t>(n), K);
+      }
+      WeightRef w1{wbuf.data(), t, N, K};
+      PackedStore s1;
+      if (!pack_weight(w1, s1)) continue;  // no packed layout for t on this CPU
+      for (int threads : {2, 3}) {
+        ThreadPool pool(threads);
+        WeightRef wt{wbuf.data(), t, N, K};
+        PackedStore st;
+        ASSERT_TRUE(pack_weight(wt, st, &pool)) << dtype_name(t);
+        ASSERT_EQ(st.bytes(), s1.bytes()) << dtype_name(t);
+        // Every layout here is whole 64-byte multiples (K = 512), so all of the store is written.
+        EXPECT_EQ(0, std::memcmp(wt.packed, w1.packed, s1.bytes())) << dtype_name(t) << " N=" << N << " threads=" << threads;
+        ++checked;
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no packed layouts on this CPU";
+}
+
+// The AVX2 kernels read the packed copy with the AVX-512 VNNI kernels' arithmetic: exact integer
+// dots per block and the same per-row float sums in block order, so their outputs are identical.
+TEST(Pack, Avx2AndAvx512ReadThePackedCopyAlike) {
+  if (detected_isa() != Isa::AVX512 || !detail::packed_kernels_available(DType::Q4_K)) GTEST_SKIP() << "needs AVX-512 VNNI packing";
+  IsaGuard g;
+  std::mt19937 rng(12);
+  ThreadPool pool(2);
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL, DType::IQ4_XS, DType::Q2_K,
+                  DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (int64_t M : {1, 3, 6}) {
+      const int64_t K = 2304, N = 45;
+      const size_t rb = row_bytes(t, K);
+      std::vector<uint8_t> wbuf(rb * static_cast<size_t>(N));
+      for (int64_t n = 0; n < N; ++n) {
+        auto row = randn(static_cast<size_t>(K), rng);
+        quantize_row(t, row.data(), wbuf.data() + rb * static_cast<size_t>(n), K);
+      }
+      WeightRef w{wbuf.data(), t, N, K};
+      PackedStore store;
+      ASSERT_TRUE(pack_weight(w, store)) << dtype_name(t);
+      auto x = randn(static_cast<size_t>(M * K), rng);
+      std::vector<float> a(static_cast<size_t>(M * N)), b(a.size());
+      set_active_isa(Isa::AVX512);
+      matmul(w, x.data(), M, a.data(), pool);
+      set_active_isa(Isa::AVX2);
+      matmul(w, x.data(), M, b.data(), pool);
+      EXPECT_EQ(a, b) << dtype_name(t) << " M=" << M;
+    }
 }
