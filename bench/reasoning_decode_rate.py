@@ -1,4 +1,4 @@
-# Decode rate of 'reasoning: auto' requests with the asynchronous analyzer on vs off.
+# Decode rate of 'reasoning: auto' requests with re-estimation (on the step thread, every 5 tokens) on vs off.
 import json, subprocess, sys, time, threading, urllib.request
 B, extra = sys.argv[1], sys.argv[2:]
 items = [json.loads(l) for l in subprocess.check_output([B, "tinygsm", "--split", "test", "--n", "64", "--jsonl"]).decode().splitlines()]

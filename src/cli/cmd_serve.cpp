@@ -64,7 +64,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--decision-ttl", o->srv.decision_cache.ttl_s, "TTL of a decision in Redis (s)")
       ->check(CLI::Range(1, 1 << 30))->capture_default_str()->group(g);
   cmd->add_option("--analysis-interval", o->srv.analysis_interval_ms,
-                  "Asynchronous re-estimation period in ms (0: decide once per request)")
+                  "0: decide the reasoning effort once per request; any other value: re-estimate every "
+                  "--recheck-every tokens, at the token, as kvscope run does (the value is no longer a period)")
       ->check(CLI::Range(0, 60000))->capture_default_str()->group(g);
   cmd->add_option("--reasoning-budget", o->reasoning_budget,
                   "Thinking budget of requests that give none (as llama.cpp: -1 unbounded, 0 no thinking; N > 0: "

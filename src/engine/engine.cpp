@@ -413,6 +413,10 @@ bool Engine::step() {
     if (swa_kv_) release_window(*s);
     if (batch[i].logits == LogitsMode::None) continue;
     float* lg = batch[i].logits_out;
+    if (s->n_generated > 0 && s->req.on_step && s->req.on_step(s->n_generated)) {
+      finish(s, StopReason::Stop, events);
+      continue;
+    }
     if (s->n_generated == 0 && s->req.first_token_allowed) keep_only(lg, nv, *s->req.first_token_allowed);
     if (s->req.on_logits) s->req.on_logits(lg, nv);
     const int32_t tok = s->sampler.sample(lg, nv, s->tokens);

@@ -45,6 +45,12 @@ struct Request {
   // reason "stop") and is not emitted, so a forced answer ends with its number
   // (Tokenizer::number_continue_mask); must outlive the request.
   const std::vector<uint8_t>* continue_allowed = nullptr;
+  // Optional: after the step that computed the K/V of the last generated token (a tap has seen
+  // it) and before the next token is drawn, with the tokens generated so far (>= 1); true ends the
+  // request there (stop reason Stop) without drawing the next token. Adaptive reasoning decides
+  // here, at the token where the Context loop does. On the step thread; after a preemption it may
+  // be called again with the same count.
+  std::function<bool(int n_generated)> on_step;
   // With a tap: also deliver the K/V of prompt positions served from the prefix cache or a session,
   // read back from the cache at admission (K as stored, after RoPE; skipped for a pre-RoPE tap).
   bool tap_cached_prefix = false;

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <memory>
 
-#include "reasoning/driver.h"
+#include "reasoning/adaptive_driver.h"
 #include "signals/coe_scores.h"
 #include "signals/kv_tap.h"
 #include "util/error.h"
@@ -93,11 +93,8 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   } else {
     choice = ctl.choose(mlp->estimate(res.initial_features));
   }
-  ctl.start(choice);
   res.initial = choice;
   res.estimate_ms = ms_since(t1);
-  const bool checks = mlp && tap && !o.forced && o.runtime_checks;
-  const bool retries = !o.forced && ctl.config().retry_below > 0;
   const DifficultyTap::State q_state = tap ? tap->state() : DifficultyTap::State{};
   const int every = ctl.config().check_every;
   // The cut: kvscope's answer cue (a number follows), or the format's close of the reasoning.
@@ -109,16 +106,23 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
   const std::vector<uint8_t>& number_goes_on = tk.number_continue_mask();
   if (const size_t b = cue_text.find_first_not_of(' '); b != std::string::npos) cue_text.erase(0, b);
   std::vector<float> after_cue;  // the logits that open a forced answer
-  // An attempt in mode m runs under that effort's plan (think formats: its think block and budget).
-  auto plan_of = [&](Mode m) { return plan_for_effort(o.kind, effort_for_mode(o.kind, m), o.budgets); };
-  Driver drv(plan_of(ctl.mode()));
+  // Every decision is the adaptive driver's; this loop feeds it the Context's tokens and estimates.
+  AdaptiveConfig ac;
+  ac.controller = o.controller;
+  ac.kind = o.kind;
+  ac.budgets = o.budgets;
+  ac.max_tokens = o.max_tokens;
+  ac.answer_max_tokens = o.format.answer_max_tokens;
+  ac.checks = mlp && tap && o.runtime_checks;
+  ac.answer_cue = cue_text;
+  AdaptiveDriver drv(ac, choice, !o.forced);
 
   Sampler sampler(sp);
   std::vector<float> saved;
   for (;;) {
-    const Mode m = ctl.mode();
+    drv.begin_attempt();
+    const Mode m = drv.mode();
     const auto p = kv_format ? tk.encode(o.format.prompt(question, m), true, false) : o.render(m);
-    drv.restart(plan_of(m));  // think formats: medium's budget cuts the thinking; kvscope has its caps
     if (static_cast<int>(p.size()) >= ctx.n_ctx())
       throw LimitError("prompt of " + std::to_string(p.size()) + " tokens does not fit the context of " +
                        std::to_string(ctx.n_ctx()));
@@ -137,70 +141,75 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     res.tokens.clear();
     res.text.clear();
     tok::StreamDecoder dec(tk);
-    // kvscope: each mode's token cap; other formats: what is left (their budget cuts the thinking).
-    const int cap = kv_format ? std::min(ctl.config().cap(m), o.max_tokens - res.generated_total)
-                              : o.max_tokens - res.generated_total;
-    const int answer_max = kv_format ? o.format.answer_max_tokens : std::max(1, o.max_tokens - res.generated_total);
-    int g = 0, answer_left = 0;
+    const int cap = drv.attempt_cap();
+    int answer_left = 0, answer_n = 0;
     bool answering = false;
-    signals::LogitStats answer_stats;  // the attempt's MaxProb, for the answer-confidence retry
-    Controller::Action act = Controller::Action::Continue;
+    AdaptiveDriver::Action act;
     res.stop_reason = StopReason::Length;
-    // Writes the cut and switches to answering (an early answer, or the thinking budget).
-    auto force_cut = [&]() -> bool {
+    // Writes the cut (an early answer, or the thinking budget) and switches to answering.
+    auto write_cut = [&]() -> bool {
       if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
         res.stop_reason = StopReason::Context;
         return false;
       }
+      std::string written;
       for (int32_t c : cue) {
         res.tokens.push_back(c);
         history.push_back(c);
+        if (kv_format) written += dec.push(c);  // the cue's tokens decoded as the model would write them
       }
-      const std::string held = dec.flush();
-      res.text += held + cut;  // as written (a special token's text included)
-      drv.on_text(held);
-      drv.on_cut(cut);
+      if (!kv_format) {  // the held-back bytes, then the close as written (a special token's text included)
+        const std::string held = dec.flush();
+        res.text += held;
+        drv.on_text(held);
+        written = cut;
+      }
+      res.text += written;
+      drv.on_cut(written);
       after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
       logits = &after_cue;
       answering = true;
-      answer_left = std::min(answer_max, std::max(1, o.max_tokens - res.generated_total));
+      answer_left = drv.answer_tokens();
       res.stop_reason = StopReason::EarlyAnswer;
       return true;
     };
     for (;;) {
-      if (answering ? answer_left-- <= 0 : g >= cap) break;
-      if (!answering && drv.needs_cut()) {
-        if (!force_cut()) break;
+      if (answering ? answer_left-- <= 0 : drv.generated() >= cap) break;
+      if (!answering && drv.tokens().needs_cut()) {
+        if (!write_cut()) break;
         if (answer_left-- <= 0) break;
       }
+      drv.observe_logits(logits->data(), n_vocab);
       const int32_t id = sampler.sample(logits->data(), n_vocab, history);
-      ++res.generated_total;
-      if (retries && m != Mode::Slow) answer_stats.add(logits->data(), n_vocab, id);  // slow is never retried
       if (o.monitor) o.monitor->token(logits->data(), n_vocab, id);
       if (tk.is_eog(id)) {
+        drv.on_eos();
         res.stop_reason = answering ? StopReason::EarlyAnswer : StopReason::Eos;
         break;
       }
       // A forced numeric answer ends with its number, as if the model had stopped there.
-      if (answering && numeric && answer_left < o.format.answer_max_tokens - 1 &&
-          !number_goes_on.empty() && !number_goes_on[static_cast<size_t>(id)])
+      if (answering && numeric && answer_n > 0 && !number_goes_on.empty() && !number_goes_on[static_cast<size_t>(id)]) {
+        drv.on_eos();
         break;
+      }
       res.tokens.push_back(id);
       history.push_back(id);
       {
         const std::string piece = dec.push(id);
         res.text += piece;
-        drv.on_token(piece);  // a budget's cut is taken at the top of the loop
+        drv.on_token(id, piece);  // a budget's cut is taken at the top of the loop
       }
+      if (answering) ++answer_n;
       if (ctx.n_past() >= ctx.n_ctx()) {
         res.stop_reason = StopReason::Context;
         break;
       }
       logits = &ctx.eval({id});
-      if (answering || ++g % every != 0) continue;
-      const bool answer_started = kv_format ? res.text.find(cue_text) != std::string::npos : !drv.in_reasoning();
+      const int g = drv.generated();
+      if (answering) continue;
 
-      if (o.on_checkpoint && tap) {
+      if (o.on_checkpoint && tap && g % every == 0) {
+        const bool answer_started = kv_format ? res.text.find(cue_text) != std::string::npos : !drv.tokens().in_reasoning();
         // Probe: force the answer here (or let the model finish the one it began), note what comes
         // out, then undo it.
         const auto st = tap->state();
@@ -235,39 +244,17 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
         logits = &saved;
         o.on_checkpoint(g, feats, forced);
       }
-      if (o.monitor && !o.forced && m != Mode::Slow && !answer_started) {
+      if (o.monitor && m != Mode::Slow && drv.probe_due()) {
         double pc = 0, below = 0;
-        if (o.monitor->cut(m, g, pc, below) && ctl.early_cut(g, pc, below)) {
-          act = Controller::Action::Upgrade;  // restart slower, as an upgrade does
-          break;
+        if (o.monitor->cut(m, g, pc, below)) {
+          act = drv.on_probe(pc, below);  // restart slower, as an upgrade does
+          if (act.what == AdaptiveDriver::Do::Restart) break;
         }
       }
-      if (!checks) continue;
-      act = ctl.observe(g, mlp->estimate(tap->features()), answer_started);
-      if (act == Controller::Action::Upgrade) break;
-      if (act == Controller::Action::EarlyAnswer) {
-        if (kv_format) {  // the cue's tokens decoded as the model would write them (kept as before)
-          if (ctx.n_past() + static_cast<int>(cue.size()) >= ctx.n_ctx()) {
-            res.stop_reason = StopReason::Context;
-            break;
-          }
-          std::string written;
-          for (int32_t c : cue) {
-            res.tokens.push_back(c);
-            history.push_back(c);
-            written += dec.push(c);
-          }
-          res.text += written;
-          drv.on_cut(written);
-          after_cue = answer_start_logits(ctx.eval(cue), tk, numeric);
-          logits = &after_cue;
-          answering = true;
-          answer_left = o.format.answer_max_tokens;
-          res.stop_reason = StopReason::EarlyAnswer;
-        } else if (!force_cut()) {
-          break;
-        }
-      }
+      if (!drv.check_due()) continue;
+      act = drv.on_estimate(mlp->estimate(tap->features()));
+      if (act.what == AdaptiveDriver::Do::Restart) break;
+      if (act.what == AdaptiveDriver::Do::Cut && !write_cut()) break;
     }
     {
       const std::string tail = dec.flush();
@@ -276,21 +263,17 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
       drv.finish();
     }
     res.gen_ms += ms_since(tg);
-    if (act == Controller::Action::Upgrade && res.generated_total < o.max_tokens) continue;
-    if (retries && m != Mode::Slow && res.stop_reason != StopReason::Context && res.generated_total < o.max_tokens) {
-      res.answer_confidence = answer_stats.max_prob();
-      if (ctl.check_answer(static_cast<int>(res.tokens.size()), res.answer_confidence)) continue;
-    }
+    if (act.what == AdaptiveDriver::Do::Restart) continue;  // an upgrade or an early cut
+    if (drv.on_end(res.stop_reason).what == AdaptiveDriver::Do::Restart) continue;  // the answer-confidence retry
     break;
   }
-  res.final_mode = ctl.mode();
-  res.reasoning = drv.reasoning();  // the final attempt's, split by the format
-  res.content = drv.content();
-  res.reasoning_tokens = drv.reasoning_tokens();
-  res.report = ctl.to_json();
-  res.report["format"] = std::string(format_name(o.kind));
-  res.report["generated_total"] = res.generated_total;
-  if (res.answer_confidence > 0) res.report["answer_confidence"] = res.answer_confidence;
+  res.final_mode = drv.mode();
+  res.generated_total = drv.generated_total();
+  if (drv.answer_confidence() > 0) res.answer_confidence = drv.answer_confidence();
+  res.reasoning = drv.tokens().reasoning();  // the final attempt's, split by the format
+  res.content = drv.tokens().content();
+  res.reasoning_tokens = drv.tokens().reasoning_tokens();
+  res.report = drv.report();
   res.report["estimate_ms"] = res.estimate_ms;
   res.report["prompt_ms"] = res.prompt_ms;
   res.report["gen_ms"] = res.gen_ms;

@@ -18,6 +18,18 @@ void ControllerConfig::validate() const {
   if (!(retry_below >= 0 && retry_below <= 1)) bad("answer-confidence retry threshold must be in [0, 1]");
 }
 
+std::string_view switch_name(SwitchKind k) {
+  switch (k) {
+    case SwitchKind::EarlyAnswer: return "early_answer";
+    case SwitchKind::Upgrade: return "upgrade";
+    case SwitchKind::Retry: return "retry";
+    case SwitchKind::EarlyCut: return "early_cut";
+    case SwitchKind::UpgradeRefused: return "upgrade_refused";
+    case SwitchKind::RetryRefused: return "retry_refused";
+  }
+  return "?";
+}
+
 Controller::Controller(ControllerConfig c) : c_(c) { c_.validate(); }
 
 namespace {
@@ -64,14 +76,14 @@ Controller::Action Controller::observe(int generated, const Estimate& e, bool an
   if (c_.early_answer && !early_done_ && !answer_started && mode_ != Mode::Fast && d <= (1.0 - c_.drop) * ref_ &&
       d <= c_.fast_at_most) {
     early_done_ = true;
-    switches_.push_back({attempt_, generated, "early_answer", mode_, mode_,
+    switches_.push_back({attempt_, generated, SwitchKind::EarlyAnswer, mode_, mode_,
                          fmt("d fell from %.1f to %.1f", ref_, d) + fmt(" (>= %.0f%%)", c_.drop * 100, 0)});
     return Action::EarlyAnswer;
   }
   const double band_top = mode_ == Mode::Fast ? c_.fast_at_most : c_.slow_above;
   if (c_.upgrade && mode_ != Mode::Slow && d >= (1.0 + c_.jump) * ref_ && d > band_top) {
     const Mode to = mode_ == Mode::Fast ? Mode::Mixed : Mode::Slow;
-    switches_.push_back({attempt_, generated, "upgrade", mode_, to,
+    switches_.push_back({attempt_, generated, SwitchKind::Upgrade, mode_, to,
                          fmt("d rose from %.1f to %.1f", ref_, d) + fmt(" (>= +%.0f%%)", c_.jump * 100, 0)});
     mode_ = to;
     ref_ = d;
@@ -87,7 +99,7 @@ bool Controller::check_answer(int g, double answer_confidence) {
   const Mode to = mode_ == Mode::Fast ? Mode::Mixed : Mode::Slow;
   char why[96];
   std::snprintf(why, sizeof why, "answer confidence %.3f < %.3f", answer_confidence, c_.retry_below);
-  switches_.push_back({attempt_, g, "retry", mode_, to, why});
+  switches_.push_back({attempt_, g, SwitchKind::Retry, mode_, to, why});
   mode_ = to;
   ++attempt_;
   early_done_ = false;
@@ -99,7 +111,7 @@ bool Controller::early_cut(int g, double p_correct, double below) {
   const Mode to = mode_ == Mode::Fast ? Mode::Mixed : Mode::Slow;
   char why[96];
   std::snprintf(why, sizeof why, "probe P(correct) %.3f < %.3f", p_correct, below);
-  switches_.push_back({attempt_, g, "early_cut", mode_, to, why});
+  switches_.push_back({attempt_, g, SwitchKind::EarlyCut, mode_, to, why});
   mode_ = to;
   ++attempt_;
   early_done_ = false;
@@ -108,14 +120,14 @@ bool Controller::early_cut(int g, double p_correct, double below) {
 
 void Controller::refuse_upgrade(Mode m, const std::string& why) {
   const int g = trace_.empty() ? 0 : trace_.back().generated;
-  switches_.push_back({attempt_, g, "upgrade_refused", mode_, m, why});
+  switches_.push_back({attempt_, g, SwitchKind::UpgradeRefused, mode_, m, why});
   mode_ = m;
   --attempt_;
 }
 
 void Controller::refuse_retry(Mode m, const std::string& why) {
   const int g = switches_.empty() ? 0 : switches_.back().generated;
-  switches_.push_back({attempt_, g, "retry_refused", mode_, m, why});
+  switches_.push_back({attempt_, g, SwitchKind::RetryRefused, mode_, m, why});
   mode_ = m;
   --attempt_;
 }
@@ -126,7 +138,7 @@ nlohmann::json Controller::to_json() const {
     tr.push_back({{"attempt", p.attempt}, {"generated", p.generated}, {"difficulty", p.difficulty},
                   {"confidence", p.confidence}});
   for (const auto& s : switches_)
-    sw.push_back({{"attempt", s.attempt}, {"generated", s.generated}, {"action", s.action},
+    sw.push_back({{"attempt", s.attempt}, {"generated", s.generated}, {"action", std::string(switch_name(s.action))},
                   {"from", std::string(mode_name(s.from))}, {"to", std::string(mode_name(s.to))}, {"reason", s.reason}});
   return {{"initial_mode", std::string(mode_name(initial_.mode))},
           {"initial_difficulty", initial_.difficulty},

@@ -43,6 +43,11 @@ struct ControllerConfig {
   void validate() const;
 };
 
+// What a switch did; a string only in reports (switch_name).
+enum class SwitchKind { EarlyAnswer, Upgrade, Retry, EarlyCut, UpgradeRefused, RetryRefused };
+// "early_answer" | "upgrade" | "retry" | "early_cut" | "upgrade_refused" | "retry_refused"
+std::string_view switch_name(SwitchKind k);
+
 struct ModeChoice {
   Mode mode = Mode::Slow;
   double difficulty = 0, confidence = 0;
@@ -58,7 +63,7 @@ class Controller {
   };
   struct Switch {
     int attempt = 0, generated = 0;
-    std::string action;  // "early_answer" | "upgrade" | "retry" | "upgrade_refused" | "retry_refused"
+    SwitchKind action = SwitchKind::Upgrade;
     Mode from = Mode::Slow, to = Mode::Slow;
     std::string reason;
   };

@@ -1,6 +1,7 @@
-// The token-level reasoning state machine of one response, run by both adapters: the Context
-// loops (run, eval, train-difficulty: planned_generate.cpp, adaptive_generate.cpp) and the server's
-// engine requests (server/completions.cpp). It consumes token events and says what to do:
+// The token-level reasoning state machine of one response: the split into reasoning and answer,
+// the reasoning-token count and the thinking budget. Fixed-effort requests use it alone (the
+// Context loop in planned_generate.cpp, the server's chat requests); adaptive runs through the
+// AdaptiveDriver (adaptive_driver.h), which owns one. It consumes token events:
 //
 //   on_token(piece)  a generated token's text: counted as reasoning while the reasoning is open;
 //                    returns Cut once the plan's thinking budget is spent with the reasoning open
@@ -8,10 +9,6 @@
 //                    answer's cue: the response is in the answer from here on
 //   restart(plan)    a new attempt (an upgrade, a retry) under another effort: the split starts over
 //                    and the tokens spent so far stay counted
-//
-// The adaptive decisions (early answer, upgrade, retry) come from the Controller on difficulty
-// estimates; the Context adapter takes them synchronously, the server from its asynchronous
-// analyzer (off the decode path), and both carry them out through this machine.
 #pragma once
 #include <string>
 

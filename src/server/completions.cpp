@@ -68,7 +68,10 @@ struct Exchange {
   reasoning::ReasoningPlan plan;
   bool split_output = false;                 // chat on a model with a reasoning format
   std::optional<reasoning::Splitter> split;  // what the client is shown
-  std::optional<reasoning::Driver> tracker;  // the token-level state (reasoning_tokens, the budget)
+  // The token-level state (reasoning_tokens, the budget): the request's own, or an adaptive run's
+  // (its driver's, fed on the engine's step thread).
+  std::optional<reasoning::Driver> own_tracker;
+  reasoning::Driver* tracker = nullptr;
   std::vector<int32_t> attempt_prompt;       // the running attempt's prompt (a budget cut extends it)
   bool cut_done = false, budget_cut = false;
   std::string reasoning_text, content_text;  // shown so far
@@ -79,12 +82,14 @@ struct Exchange {
     return u;
   }
 
-  // Tokens an attempt may generate: what is left, within the mode's cap (kvscope) and, while it
-  // thinks, the plan's thinking budget (budget_step cuts there and goes on).
+  // Tokens an attempt's request may generate: what is left, within the attempt's cap (an adaptive
+  // run's: kvscope's mode cap) and, while it thinks, the plan's thinking budget (budget_step cuts
+  // there and goes on). A continuation of the attempt gets what the attempt has left of them.
   int attempt_tokens() const {
     int n = max_tokens - prev_tokens;
-    if (rr) n = rr->attempt_cap(n);
-    if (plan.budget >= 0 && plan.thinking) n = std::min(n, plan.budget);
+    if (rr) n = std::min(n, rr->driver().attempt_cap() - rr->driver().generated());
+    if (plan.budget >= 0 && plan.thinking && !cut_done && (!tracker || tracker->in_reasoning()))
+      n = std::min(n, plan.budget - (tracker ? tracker->attempt_reasoning_tokens() : 0));
     return std::max(1, n);
   }
 
@@ -104,7 +109,7 @@ struct Exchange {
     reasoning_text.clear();
     content_text.clear();
     if (split) split = fresh_splitter();
-    if (tracker) tracker->restart(plan);
+    if (tracker && !rr) tracker->restart(plan);  // an adaptive run's driver began the attempt itself
   }
 
   int reasoning_tokens() const { return tracker ? tracker->reasoning_tokens() : 0; }
@@ -114,8 +119,9 @@ struct Exchange {
   reasoning::Splitter fresh_splitter() const { return reasoning::response_splitter(plan); }
 
   // Counts an attempt's tokens as reasoning or answer; forced: text the engine wrote (not counted).
+  // An adaptive run's driver counted them on the step thread.
   void count_attempt(const std::vector<int32_t>& toks, const std::string& forced = "") {
-    if (!tracker) return;
+    if (!tracker || rr) return;
     tok::StreamDecoder dec(srv->model->tokenizer());
     for (int32_t t : toks) tracker->on_token(dec.push(t));
     tracker->on_text(dec.flush());
@@ -140,12 +146,13 @@ struct Exchange {
     return d;
   }
 
-  void submit(Request r) {
+  // continuation: the request goes on with the running attempt (its prompt extended by its tokens).
+  void submit(Request r, bool continuation = false) {
     attempt_prompt = r.prompt;
     gen = std::make_shared<Generation>(*srv->engine, g.stop, g.logprobs, srv->metrics);
     gen->attach(r);
     if (srv->kv_tier && tier_computing >= 0) srv->kv_tier->watch_prefill(r, std::exchange(tier_computing, -1));
-    if (rr) rr->attach(r);
+    if (rr) rr->attach(r, continuation);
     if (srv->opt.signals) attach_signals(r);
     std::lock_guard lk(srv->live_mu);  // held so shutdown sees the id as soon as the engine does
     id = srv->engine->submit(std::move(r));
@@ -186,16 +193,14 @@ struct Exchange {
 
   void count_reasoning() {
     Metrics& m = srv->metrics;
-    const json rep = rr->report();
     m.reasoning_ended[static_cast<int>(rr->mode())].fetch_add(1);
-    if (rep.contains("switches"))
-      for (const auto& sw : rep["switches"]) {
-        const std::string a = sw.value("action", "");
-        if (a == "early_answer") m.reasoning_switches[0].fetch_add(1);
-        else if (a == "upgrade") m.reasoning_switches[1].fetch_add(1);
-        else if (a == "retry") m.reasoning_switches[2].fetch_add(1);
-      }
-    if (rep.value("source", "") != "requested" && rep.contains("confidence")) m.decision_confidence.observe(rep["confidence"].get<double>());
+    using reasoning::SwitchKind;
+    for (const auto& sw : rr->driver().controller().switches()) {
+      if (sw.action == SwitchKind::EarlyAnswer) m.reasoning_switches[0].fetch_add(1);
+      else if (sw.action == SwitchKind::Upgrade) m.reasoning_switches[1].fetch_add(1);
+      else if (sw.action == SwitchKind::Retry) m.reasoning_switches[2].fetch_add(1);
+    }
+    if (rr->is_auto()) m.decision_confidence.observe(rr->driver().initial().confidence);
   }
 
   // After the last attempt ended: as `run --json` does, a stop other than EOS leaves the last token
@@ -232,72 +237,86 @@ struct Exchange {
     sig->result = sig->scorer.result(srv->engine->stats().bytes_per_token * n_fed).to_json();
   }
 
-  // Between two waits: carries out what the reasoning controller asked for. An early answer keeps
-  // the text and continues with the answer cue; an upgrade drops it and restarts the question in
-  // the slower mode (refused once a stream has sent text).
-  void reasoning_switch(std::vector<Generation::Piece>& pieces) {
-    if (!rr) return;
-    const auto sw = rr->pending();
-    if (sw == ReasoningRun::Switch::None) return;
-    bool sent = !text.empty();
-    for (const auto& p : pieces) sent = sent || !p.text.empty();
-    const int so_far = gen->completion_tokens() + 8;  // a few more may come before the cancel lands
-    const bool fits = sw == ReasoningRun::Switch::Upgrade
-                          ? static_cast<int>(rr->prompt().size()) + 8 < limit
-                          : static_cast<int>(rr->prompt().size()) + so_far + 4 + std::min(rr->answer_max_tokens(), 8) < limit;
-    if (sw == ReasoningRun::Switch::Upgrade && (g.stream && sent)) {
-      rr->upgrade_refused();
-      return;
-    }
-    if (!fits) {
-      if (sw == ReasoningRun::Switch::Upgrade) rr->upgrade_refused();
-      return;
-    }
-    srv->engine->cancel(id);
-    const Completion c = srv->reap(id);
-    std::vector<Generation::Piece> rest;
-    while (gen->wait(rest, 5.0) != Generation::Status::Finished) {
-    }
-    prev_tokens += gen->completion_tokens();
-    if (sw == ReasoningRun::Switch::EarlyAnswer) count_attempt(c.tokens, rr->cue_text());
-    else if (tracker) tracker->on_dropped(static_cast<int>(c.tokens.size()));  // a dropped attempt: reasoning spent
+  // The engine adapter's side of the adaptive driver (an attempt's request has finished): carries
+  // out what a check point decided. An early answer continues the attempt with the cut ("Answer:",
+  // "</think>"), shown as forced text; an upgrade drops the attempt and restarts the question at the
+  // higher effort (its KV from the prefix cache), or, when a stream already sent text or the new
+  // prompt does not fit, is refused and the attempt goes on. True: a request was submitted.
+  bool adaptive_step(std::string& forced_shown, bool stream) {
+    if (!rr) return false;
+    const auto a = rr->take_pending();
+    if (a.what == ReasoningRun::Do::Continue) return false;
+    const int done = gen->completion_tokens();
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
-    r.prompt = rr->next(sw, c.tokens);
-    if (sw == ReasoningRun::Switch::EarlyAnswer) {
-      for (auto& p : rest) pieces.push_back(std::move(p));
-      pieces.push_back({rr->cue_text(), {}});
-      r.max_tokens = std::min(rr->answer_max_tokens(), std::max(1, max_tokens - prev_tokens));
+    r.prompt = attempt_prompt;
+    if (a.what == ReasoningRun::Do::Cut) {
+      const auto& cue = rr->cue_tokens();
+      if (static_cast<int>(attempt_prompt.size() + cue.size()) + done >= limit) {
+        rr->ended(StopReason::Context);  // as the Context loop's cut that does not fit
+        return false;
+      }
+      const Completion c = srv->reap(id);
+      prev_tokens += done;
+      r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+      r.prompt.insert(r.prompt.end(), cue.begin(), cue.end());
+      forced_shown = rr->cue_text();
+      rr->driver().on_cut(forced_shown);
       cut_done = true;  // the reasoning is closed: no budget cut after this
+      r.max_tokens = rr->driver().answer_tokens();
       r.first_token_allowed = rr->answer_start_allowed();
       r.continue_allowed = rr->answer_continue_allowed();
-    } else {
-      pieces.clear();
-      new_attempt();
-      r.max_tokens = attempt_tokens();
+      r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
+      srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+      submit(std::move(r), true);
+      return true;
     }
-    r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
-    srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+    auto next = rr->next_prompt();
+    const char* refused = stream && !text.empty()                               ? "the stream already sent text"
+                          : static_cast<int>(next.size()) + 8 >= limit          ? "the higher effort's prompt does not fit the context"
+                                                                                : nullptr;
+    const Completion c = srv->reap(id);
+    prev_tokens += done;
+    if (refused) {
+      rr->refuse(refused);
+      r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+      r.max_tokens = std::max(1, std::min(attempt_tokens(), limit - static_cast<int>(r.prompt.size())));
+      srv->metrics.in_flight.fetch_add(1);
+      submit(std::move(r), true);
+      return true;
+    }
+    rr->restart(std::move(next));
+    new_attempt();
+    r.prompt = rr->prompt();
+    r.max_tokens = std::max(1, std::min(attempt_tokens(), limit - static_cast<int>(r.prompt.size())));
+    srv->metrics.in_flight.fetch_add(1);
     submit(std::move(r));
+    return true;
   }
 
-  // An attempt has finished: a low-confidence fast or mixed answer is retried in the next slower
-  // mode when nothing of it has been sent yet and the token budget allows (true: resubmitted).
+  // An attempt has ended on its own: the driver may retry a low-confidence fast or mixed answer
+  // at the higher effort, when nothing of it has been sent yet and the new prompt fits (true:
+  // resubmitted; a retry that cannot be carried out is noted as refused).
   bool retry_answer(bool stream) {
-    if (!rr || prev_tokens + gen->completion_tokens() >= max_tokens) return false;
-    const bool can_restart = !(stream && !text.empty());
-    if (!rr->retry_after_answer(gen->completion_tokens(), can_restart, limit)) return false;
+    if (!rr || rr->on_end().what != ReasoningRun::Do::Restart) return false;
+    auto next = rr->next_prompt();
+    const char* refused = stream && !text.empty()                      ? "the stream already sent text"
+                          : static_cast<int>(next.size()) + 1 >= limit ? "the slower mode's prompt does not fit the context"
+                                                                       : nullptr;
+    if (refused) {  // the controller goes back, so the report shows no retry that did not happen
+      rr->refuse(refused);
+      return false;
+    }
     srv->reap(id);
     prev_tokens += gen->completion_tokens();
-    if (tracker) tracker->on_dropped(gen->completion_tokens());  // an attempt retried: reasoning spent on the way
+    rr->restart(std::move(next));
     new_attempt();
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
     r.prompt = rr->prompt();
-    r.max_tokens = attempt_tokens();
-    r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
+    r.max_tokens = std::max(1, std::min(attempt_tokens(), limit - static_cast<int>(r.prompt.size())));
     srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
     submit(std::move(r));
     return true;
@@ -317,11 +336,12 @@ struct Exchange {
     if (used >= max_tokens || room < 2) return false;
     const Completion c = srv->reap(id);
     prev_tokens += gen->completion_tokens();
-    cut_done = true;
-    if (rr) rr->answer_started();  // the adaptive run's switches end with the reasoning
     count_attempt(c.tokens);  // the attempt's tokens decide whether the reasoning is still open
     const bool thinking = !tracker || tracker->in_reasoning();
-    if (thinking && tracker) tracker->on_cut(cut);
+    // A model that closed its reasoning itself goes on (an adaptive run's checks with it).
+    cut_done = thinking || !rr;
+    if (thinking && rr) rr->driver().on_cut(cut);
+    else if (thinking && tracker) tracker->on_cut(cut);
     Request r;
     r.sampling = g.sampling;
     r.cache_salt = salt;
@@ -341,14 +361,21 @@ struct Exchange {
       }
     }
     srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
-    submit(std::move(r));
+    submit(std::move(r), true);
     return true;
+  }
+
+  // What follows an attempt's request that finished: a check point's action, a budget's cut, the
+  // answer-confidence retry (true: a request was submitted; forced text to show in forced_shown).
+  bool next_request(std::string& forced_shown, bool stream) {
+    return adaptive_step(forced_shown, stream) || budget_step(forced_shown) || retry_answer(stream);
   }
 
   void finish() {
     if (reaped) return;
     completion = srv->reap(id);
     count_attempt(completion.tokens);
+    if (rr) rr->driver().finish();
     reaped = true;
     finish_signals();
     if (rr) count_reasoning();
@@ -429,7 +456,6 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
   }
   std::vector<Generation::Piece> pieces;
   auto st = x.gen->wait(pieces, x.srv->opt.heartbeat_s);
-  if (st != Generation::Status::Finished) x.reasoning_switch(pieces);
   if (st == Generation::Status::Timeout && out.empty() && pieces.empty()) out = ": keep-alive\n\n";  // probes the connection
   // The probe's early-warning scores ride on the chunks written after they were formed, one each.
   auto next_conf = [&]() -> json {
@@ -451,17 +477,17 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
     const json lp = x.g.logprobs >= 0 ? logprobs_json(ep, p.logprobs, x.text.size()) : json(nullptr);
     x.note_logprobs(p.logprobs);
     x.text += p.text;
+    if (x.rr && !p.text.empty()) x.rr->shown();  // no restart from here on
     emit(x.shown(p.text), lp);
   }
   if (st == Generation::Status::Finished) {
     std::string forced;
-    if (x.budget_step(forced)) {
+    if (x.next_request(forced, true)) {
       x.text += forced;  // the engine's cut is part of the text, as a generated token would be
-      emit(x.shown(forced), nullptr);
+      if (!forced.empty()) emit(x.shown(forced), nullptr);
       st = Generation::Status::Timeout;  // go on waiting
     }
   }
-  if (st == Generation::Status::Finished && x.retry_answer(true)) st = Generation::Status::Timeout;  // go on waiting
   if (st == Generation::Status::Finished) {
     emit(x.shown("", true), nullptr);
     x.finish();
@@ -480,7 +506,6 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
 bool body_step(Exchange& x, httplib::DataSink& sink) {
   std::vector<Generation::Piece> pieces;
   const auto st = x.gen->wait(pieces, x.srv->opt.heartbeat_s);
-  if (st != Generation::Status::Finished) x.reasoning_switch(pieces);
   for (auto& p : pieces) {
     x.text += p.text;
     x.shown(p.text);
@@ -489,13 +514,12 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
   }
   if (st == Generation::Status::Finished) {
     std::string forced;
-    if (x.budget_step(forced)) {
+    if (x.next_request(forced, false)) {
       x.text += forced;
       x.shown(forced);
       return true;
     }
   }
-  if (st == Generation::Status::Finished && x.retry_answer(false)) return true;
   if (st != Generation::Status::Finished) {
     // Output keeps coming without anything written: probe the connection now and then.
     const auto now = std::chrono::steady_clock::now();
@@ -691,7 +715,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   }
   x->split_output = ep == Endpoint::Chat && x->plan.format != reasoning::FormatKind::None;
   if (x->split_output) x->split = x->fresh_splitter();
-  if (x->plan.format != reasoning::FormatKind::None) x->tracker.emplace(x->plan);
+  if (x->plan.format != reasoning::FormatKind::None && !x->rr) x->tracker = &x->own_tracker.emplace(x->plan);
   if (think_auto) {
   } else if (!g.reasoning.empty()) {
     // Chat: the last user message is the question; the reasoning text (question + mode line) takes
@@ -764,6 +788,10 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   r.sampling = g.sampling;
   x->max_tokens = max_tokens;
   x->limit = limit;
+  if (x->rr) {
+    x->rr->begin(max_tokens, g.stream);
+    if (x->plan.format != reasoning::FormatKind::None) x->tracker = &x->rr->driver().tokens();
+  }
   // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
   r.max_tokens = x->attempt_tokens();
   r.cache_salt = x->salt;

@@ -163,8 +163,7 @@ void Server::Impl::setup_reasoning(const Model& m) {
     }
   }
   rc.cache = std::make_unique<reasoning::DecisionCache>(opt.decision_cache);
-  if (rc.difficulty && opt.analysis_interval_ms > 0)
-    rc.analyzer = std::make_unique<reasoning::AsyncAnalyzer>(rc.difficulty->mlp, opt.analysis_interval_ms);
+  rc.reestimate = rc.difficulty && opt.analysis_interval_ms > 0;
 }
 
 void Server::Impl::setup_signals(const Model& m) {
@@ -246,7 +245,7 @@ Completion Server::Impl::reap(RequestId id) {
   return c;
 }
 
-// Adaptive reasoning's part of /metrics: the decision cache and the asynchronous analyzer.
+// Adaptive reasoning's part of /metrics: the decision cache and the re-estimates.
 std::string Server::Impl::reasoning_metrics() const {
   if (state.load(std::memory_order_acquire) < State::Ready) return "";
   std::string out;
@@ -262,13 +261,13 @@ std::string Server::Impl::reasoning_metrics() const {
     line("kvscope_decision_cache_redis_up", "gauge", "1 while the Redis of the decision cache is connected (0: down or none).",
          c.redis_connected ? 1 : 0);
   }
-  if (reasoning.analyzer) {
-    const auto a = reasoning.analyzer->stats();
-    line("kvscope_reestimates_due_total", "counter", "Re-estimates of difficulty that came due (every check_every tokens).",
-         double(a.due));
-    line("kvscope_reestimates_done_total", "counter", "Re-estimates of difficulty the analyzer carried out.", double(a.estimates));
-    line("kvscope_analyzer_lag", "gauge", "Re-estimates due but not (yet) done.",
-         a.due > a.estimates ? double(a.due - a.estimates) : 0.0);
+  if (reasoning.difficulty) {
+    // Re-estimates are taken at their token on the step thread, so every one that comes due is done.
+    const double n = double(reasoning.reestimates.load(std::memory_order_relaxed));
+    line("kvscope_reestimates_due_total", "counter", "Re-estimates of difficulty that came due (every check_every tokens).", n);
+    line("kvscope_reestimates_done_total", "counter", "Re-estimates of difficulty carried out.", n);
+    line("kvscope_reestimate_seconds_total", "counter", "Time spent re-estimating difficulty on the step thread.",
+         double(reasoning.reestimate_us.load(std::memory_order_relaxed)) * 1e-6);
   }
   return out;
 }

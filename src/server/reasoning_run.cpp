@@ -25,12 +25,10 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
   } else {
     cue_text_ = reasoning::plan_for_effort(hooks_.kind, Effort::High).cut_text();
     cue_ = tk.encode(cue_text_, false, true);
-    detect_ = "</think>";
   }
   auto_ = requested == "auto";
   if (!auto_) {
-    mode_ = *reasoning::parse_mode(requested);  // validated by the protocol parser
-    choice_ = {mode_, 0, 1, "requested"};
+    choice_ = {*reasoning::parse_mode(requested), 0, 1, "requested"};  // validated by the protocol parser
     source_ = "requested";
   } else {
     if (!rc.difficulty)
@@ -59,170 +57,98 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
       r.tap_cached_prefix = true;
       r.sampling.temperature = 0;
       engine.wait(engine.submit(std::move(r)));
-      const auto e = rc.difficulty->mlp.estimate(tap_->features());
-      choice_ = Controller(rc.controller).choose(e);
-      rc.cache->put(hash_, {choice_.mode, choice_.difficulty, choice_.confidence,
-                            choice_.reason});
+      choice_ = Controller(rc.controller).choose(rc.difficulty->mlp.estimate(tap_->features()));
+      rc.cache->put(hash_, {choice_.mode, choice_.difficulty, choice_.confidence, choice_.reason});
       source_ = "estimate";
     }
     estimate_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    mode_ = choice_.mode;
-    Controller ctl(rc.controller);
-    ctl.start(choice_);
-    if (rc.analyzer)
-      watch_ = rc.analyzer->watch(*tap_, std::move(ctl));
-    else
-      ctl_ = std::make_unique<Controller>(std::move(ctl));
-    if (rc.controller.retry_below > 0) answer_stats_ = std::make_shared<AnswerStats>();
   }
-  prompt_ = render_mode(mode_);
+  prompt_ = render_mode(choice_.mode);
 }
 
-ReasoningRun::~ReasoningRun() {
-  if (watch_) rc_.analyzer->unwatch(watch_);
+void ReasoningRun::begin(int max_tokens, bool stream) {
+  stream_ = stream;
+  reasoning::AdaptiveConfig ac;
+  ac.controller = rc_.controller;
+  ac.kind = hooks_.kind;
+  ac.budgets = rc_.budgets;
+  ac.max_tokens = max_tokens;
+  ac.answer_max_tokens = rc_.format.answer_max_tokens;
+  ac.checks = rc_.reestimate && tap_ != nullptr;
+  ac.answer_cue = detect_;
+  drv_ = std::make_unique<reasoning::AdaptiveDriver>(ac, choice_, auto_);
+  drv_->begin_attempt();
 }
 
-void ReasoningRun::attach(Request& r) {
-  if (answer_stats_ && mode_ != Mode::Slow) {  // a slow answer is never retried
-    if (!answering_) {  // a new attempt (an early answer's continuation belongs to its attempt)
-      std::lock_guard<std::mutex> lk(answer_stats_->mu);
-      answer_stats_->stats = signals::LogitStats();
-    }
-    auto box = answer_stats_;
-    auto inner_logits = std::move(r.on_logits);
-    r.on_logits = [box, inner_logits = std::move(inner_logits)](const float* l, int n) {
-      {
-        std::lock_guard<std::mutex> lk(box->mu);
-        box->stats.observe(l, n);
-      }
-      if (inner_logits) inner_logits(l, n);
-    };
-    auto inner_token = std::move(r.on_token);
-    r.on_token = [box, inner_token = std::move(inner_token)](const TokenEvent& e) {
-      if (!e.finished && e.token >= 0) {
-        std::lock_guard<std::mutex> lk(box->mu);
-        if (box->stats.pending()) box->stats.choose(e.token);
-      }
-      if (inner_token) inner_token(e);
-    };
-  }
-  if (!tap_ || answering_) return;
-  tap_->reset();  // the engine replays the cached prompt blocks, computes the rest
-  r.tap = tap_.get();
-  r.tap_cached_prefix = true;
-  if (!watch_) return;
-  auto inner = std::move(r.on_token);
-  auto w = watch_;
-  const tok::Tokenizer* tk = &engine_.model().tokenizer();
-  std::string cue = detect_;
-  // The last few characters of the attempt's text, to notice the model writing the answer cue.
-  auto* analyzer = rc_.analyzer.get();  // outlives requests (torn down after the engine stops)
-  r.on_token = [inner = std::move(inner), w, analyzer, tk, cue, tail = std::string()](const TokenEvent& e) mutable {
-    if (!e.finished) {
-      if (e.token >= 0 && !w->answer_started.load(std::memory_order_relaxed)) {
-        tail += tk->token_to_piece(e.token);
-        if (tail.find(cue) != std::string::npos) w->answer_started.store(true);
-        if (tail.size() > 2 * cue.size() + 16) tail.erase(0, tail.size() - cue.size());
-      }
-      analyzer->count_token(*w);
-    }
-    inner(e);
+void ReasoningRun::attach(Request& r, bool continuation) {
+  pending_ = {};
+  last_stop_ = StopReason::None;
+  dec_ = std::make_unique<tok::StreamDecoder>(engine_.model().tokenizer());
+  // The engine adapter's events: the step thread feeds the driver before the response writer's
+  // callbacks run, so the writer finds the driver up to date when it sees the request finish.
+  auto inner_logits = std::move(r.on_logits);
+  r.on_logits = [this, inner_logits = std::move(inner_logits)](const float* l, int n) {
+    drv_->observe_logits(l, n);
+    if (inner_logits) inner_logits(l, n);
   };
-}
-
-ReasoningRun::Switch ReasoningRun::pending() const {
-  if (!watch_ || answering_) return Switch::None;
-  switch (static_cast<Controller::Action>(watch_->action.load())) {
-    case Controller::Action::EarlyAnswer: return Switch::EarlyAnswer;
-    case Controller::Action::Upgrade: return Switch::Upgrade;
-    default: return Switch::None;
-  }
-}
-
-std::vector<int32_t> ReasoningRun::next(Switch s, const std::vector<int32_t>& generated) {
-  ++attempts_;
-  if (s == Switch::EarlyAnswer) {
-    answering_ = true;
-    std::vector<int32_t> p = prompt_;
-    p.insert(p.end(), generated.begin(), generated.end());
-    p.insert(p.end(), cue_.begin(), cue_.end());
-    return p;
-  }
-  {
-    std::lock_guard<std::mutex> lk(watch_->mu);
-    mode_ = watch_->ctl.mode();
-  }
-  prompt_ = render_mode(mode_);
-  watch_->resume();
-  return prompt_;
-}
-
-void ReasoningRun::upgrade_refused() {
-  ++refused_upgrades_;
-  {
-    std::lock_guard<std::mutex> lk(watch_->mu);
-    watch_->ctl.refuse_upgrade(mode_, "the stream already sent text");
-  }
-  watch_->action.store(static_cast<int>(Controller::Action::Continue));
-}
-
-bool ReasoningRun::retry_after_answer(int generated, bool can_restart, int limit) {
-  if (!answer_stats_ || mode_ == Mode::Slow) return false;
-  {
-    std::lock_guard<std::mutex> lk(answer_stats_->mu);
-    answer_confidence_ = answer_stats_->stats.max_prob();
-  }
-  Mode to;
-  std::vector<int32_t> retry_prompt;
-  {
-    std::unique_lock<std::mutex> lk;
-    Controller* ctl = ctl_.get();
-    if (watch_) {
-      lk = std::unique_lock<std::mutex>(watch_->mu);
-      ctl = &watch_->ctl;
+  auto inner_token = std::move(r.on_token);
+  r.on_token = [this, inner_token = std::move(inner_token)](const TokenEvent& e) {
+    if (!e.finished) {
+      drv_->on_token(e.token, dec_->push(e.token));  // a budget's cut: the attempt's max_tokens ends it there
+    } else {
+      drv_->on_text(dec_->flush());
+      if (e.stop_reason == StopReason::Eos) drv_->on_eos();
+      last_stop_ = e.stop_reason;
     }
-    if (!ctl->check_answer(generated, answer_confidence_)) return false;
-    to = ctl->mode();
-    retry_prompt = render_mode(to);
-    const char* refused = !can_restart ? "the stream already sent text"
-                          : static_cast<int>(retry_prompt.size()) + 1 >= limit ? "the slower mode's prompt does not fit the context"
-                                                                             : nullptr;
-    if (refused) {  // the controller goes back, so the report shows no retry that did not happen
-      ctl->refuse_retry(mode_, refused);
-      ++refused_retries_;
-      return false;
-    }
+    if (inner_token) inner_token(e);
+  };
+  r.on_step = [this](int) { return on_step(); };
+  if (!tap_ || drv_->answering()) return;
+  if (!continuation) tap_->reset();  // a new attempt: the engine replays the cached prompt blocks, computes the rest
+  r.tap = tap_.get();
+  r.tap_cached_prefix = !continuation;  // a continuation's tap has seen its positions (they are skipped)
+}
+
+bool ReasoningRun::on_step() {
+  Action a;
+  if (drv_->check_due()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    a = drv_->on_estimate(rc_.difficulty->mlp.estimate(tap_->features()));
+    rc_.reestimates.fetch_add(1, std::memory_order_relaxed);
+    rc_.reestimate_us.fetch_add(static_cast<uint64_t>(
+                                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count()),
+                                std::memory_order_relaxed);
   }
-  ++attempts_;
-  mode_ = to;
-  answering_ = false;
-  prompt_ = std::move(retry_prompt);
-  if (watch_) watch_->resume();
+  if (a.what == Do::Continue) return false;
+  if (a.what == Do::Restart && stream_ && shown_.load(std::memory_order_relaxed)) {
+    drv_->refuse("the stream already sent text");
+    return false;
+  }
+  pending_ = a;
   return true;
+}
+
+ReasoningRun::Action ReasoningRun::take_pending() {
+  Action a = pending_;
+  pending_ = {};
+  return a;
+}
+
+void ReasoningRun::restart(std::vector<int32_t> prompt) {
+  prompt_ = std::move(prompt);
+  drv_->begin_attempt();
+}
+
+reasoning::ReasoningPlan ReasoningRun::attempt_plan() const {
+  if (drv_) return drv_->plan();
+  auto p = reasoning::plan_for_effort(hooks_.kind, reasoning::effort_for_mode(hooks_.kind, choice_.mode), rc_.budgets);
+  p.requested = true;
+  return p;
 }
 
 std::vector<int32_t> ReasoningRun::render_mode(Mode m) const {
   return kv_format_ ? render_(rc_.format.prompt(question_, m)) : hooks_.render(m);
 }
-
-reasoning::ReasoningPlan ReasoningRun::attempt_plan() const {
-  if (kv_format_) {
-    auto p = reasoning::plan_for_effort(reasoning::FormatKind::Kvscope,
-                                        reasoning::effort_for_mode(reasoning::FormatKind::Kvscope, mode_));
-    p.requested = true;
-    return p;
-  }
-  auto p = reasoning::plan_for_effort(hooks_.kind, reasoning::effort_for_mode(hooks_.kind, mode_), rc_.budgets);
-  p.requested = true;
-  return p;
-}
-
-int ReasoningRun::attempt_cap(int remaining) const {
-  return kv_format_ ? std::min(remaining, rc_.controller.cap(mode_)) : remaining;
-}
-
-// A think format's answer after the cut runs on to EOS or max_tokens (the caller clamps it).
-int ReasoningRun::answer_max_tokens() const { return kv_format_ ? rc_.format.answer_max_tokens : 1 << 30; }
 
 const std::vector<uint8_t>* ReasoningRun::answer_start_allowed() const {
   return kv_format_ && rc_.format.numeric_answer ? &engine_.model().tokenizer().number_start_mask() : nullptr;
@@ -233,35 +159,24 @@ const std::vector<uint8_t>* ReasoningRun::answer_continue_allowed() const {
 }
 
 nlohmann::json ReasoningRun::report() const {
-  nlohmann::json j = {{"mode", std::string(reasoning::mode_name(mode_))},
-                      {"effort", std::string(effort_name(reasoning::effort_for_mode(hooks_.kind, mode_)))},
-                      {"requested", auto_ ? "auto" : std::string(reasoning::mode_name(choice_.mode))},
-                      {"source", source_},
-                      {"initial_mode", std::string(reasoning::mode_name(choice_.mode))},
-                      {"reason", choice_.reason},
-                      {"attempts", attempts_},
-                      {"answered_early", answering_}};
-  if (auto_) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_));
-    j["initial_difficulty"] = choice_.difficulty;
-    j["confidence"] = choice_.confidence;
-    j["estimate_ms"] = estimate_ms_;
-    j["decision_key"] = "kv_pattern:" + std::string(hex);
-    if (watch_) {
-      std::lock_guard<std::mutex> lk(watch_->mu);
-      const auto c = watch_->ctl.to_json();
-      j["trace"] = c["trace"];
-      j["switches"] = c["switches"];
-    }
-    if (refused_upgrades_) j["upgrades_refused_streamed"] = refused_upgrades_;
-    if (refused_retries_) j["retries_refused_streamed"] = refused_retries_;
-    if (answer_confidence_ >= 0) j["answer_confidence"] = answer_confidence_;
-    if (ctl_) {
-      const auto c = ctl_->to_json();
-      j["switches"] = c["switches"];
-    }
+  const Mode m = drv_ ? drv_->mode() : choice_.mode;
+  nlohmann::json j = drv_ ? drv_->report() : nlohmann::json::object();
+  j["mode"] = std::string(reasoning::mode_name(m));
+  j["effort"] = std::string(effort_name(reasoning::effort_for_mode(hooks_.kind, m)));
+  j["requested"] = auto_ ? "auto" : std::string(reasoning::mode_name(choice_.mode));
+  j["source"] = source_;
+  j["initial_mode"] = std::string(reasoning::mode_name(choice_.mode));
+  j["reason"] = choice_.reason;
+  if (!auto_) {  // a requested mode: no decision to trace
+    for (const char* k : {"initial_difficulty", "confidence", "trace", "switches", "final_mode"}) j.erase(k);
+    return j;
   }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash_));
+  j["estimate_ms"] = estimate_ms_;
+  j["decision_key"] = "kv_pattern:" + std::string(hex);
+  if (drv_ && drv_->refused_upgrades()) j["upgrades_refused_streamed"] = drv_->refused_upgrades();
+  if (drv_ && drv_->refused_retries()) j["retries_refused_streamed"] = drv_->refused_retries();
   return j;
 }
 

@@ -1,7 +1,10 @@
 // The Responses API's request and response shapes, translated to and from chat completions.
 #include "server/responses.h"
 
+#include <cctype>
 #include <random>
+#include <string_view>
+#include <utility>
 
 #include "tokenizer/tokenizer.h"
 
@@ -223,11 +226,42 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
   return c;
 }
 
+namespace {
+// Chat-completions parameters a Responses request spells otherwise (the chat request is built from
+// the Responses one, so its errors name chat fields the client never sent).
+constexpr std::pair<std::string_view, std::string_view> kResponsesNames[] = {
+    {"max_completion_tokens", "max_output_tokens"},
+    {"max_tokens", "max_output_tokens"},
+    {"reasoning_effort", "reasoning.effort"},
+    {"messages", "input"},
+};
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Every whole-word occurrence of a chat name in text, in its Responses spelling ("messages[2]" ->
+// "input[2]"; "max_tokens_x" and "reasoning_effort_y" stay).
+std::string respell(std::string text) {
+  for (const auto& [chat, resp] : kResponsesNames) {
+    for (size_t at = text.find(chat); at != std::string::npos; at = text.find(chat, at)) {
+      const size_t end = at + chat.size();
+      if ((at > 0 && ident_char(text[at - 1])) || (end < text.size() && ident_char(text[end]))) {
+        at = end;
+        continue;
+      }
+      text.replace(at, chat.size(), resp);
+      at += resp.size();
+    }
+  }
+  return text;
+}
+}  // namespace
+
 ApiError responses_error(const ApiError& e) {
-  ApiError out = e;
-  if (e.param == "max_tokens" || e.param == "max_completion_tokens") out.param = "max_output_tokens";
-  else if (e.param == "reasoning_effort") out.param = "reasoning.effort";
-  else if (e.param.rfind("messages", 0) == 0) out.param = "input";
+  ApiError out(e.status, e.type, respell(e.what()), e.param, e.code);
+  // A message's index refers to the chat request's list (instructions and earlier turns included),
+  // not to the client's input: the parameter is the input as a whole.
+  if (e.param.rfind("messages", 0) == 0) out.param = "input";
+  else out.param = respell(e.param);
   return out;
 }
 

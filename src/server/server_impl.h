@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "model/model.h"
-#include "reasoning/async_analyzer.h"
 #include "reasoning/decision_cache.h"
 #include "reasoning/difficulty_mlp.h"
 #include "server/metrics.h"
@@ -34,7 +33,10 @@ struct ReasoningContext {
   reasoning::ControllerConfig controller;
   reasoning::ReasoningFormat format;
   std::unique_ptr<reasoning::DecisionCache> cache;
-  std::unique_ptr<reasoning::AsyncAnalyzer> analyzer;     // null: no re-estimation
+  // Re-estimate every check_every tokens while an auto request generates (--analysis-interval 0:
+  // decide once). Taken on the engine's step thread at the token (ReasoningRun::on_step).
+  bool reestimate = true;
+  std::atomic<uint64_t> reestimates{0}, reestimate_us{0};
   uint64_t fingerprint = 0;
   reasoning::FormatKind kind = reasoning::FormatKind::None;  // the model's reasoning format
   reasoning::EffortBudgets budgets;

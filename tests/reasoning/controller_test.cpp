@@ -43,7 +43,7 @@ TEST(Controller, AnswersEarlyWhenDifficultyFalls) {
   EXPECT_TRUE(c.answered_early());
   EXPECT_EQ(c.observe(20, est(10)), Controller::Action::Continue);  // once per attempt
   ASSERT_EQ(c.switches().size(), 1u);
-  EXPECT_EQ(c.switches()[0].action, "early_answer");
+  EXPECT_EQ(c.switches()[0].action, SwitchKind::EarlyAnswer);
   EXPECT_EQ(c.trace().size(), 4u);
 }
 
@@ -71,12 +71,12 @@ TEST(Controller, RetriesUnsureAnswersInTheNextSlowerMode) {
   EXPECT_EQ(c.mode(), Mode::Slow);
   EXPECT_FALSE(c.check_answer(40, 0.1));  // slow is the last resort
   ASSERT_EQ(c.switches().size(), 2u);
-  EXPECT_EQ(c.switches()[0].action, "retry");
+  EXPECT_EQ(c.switches()[0].action, SwitchKind::Retry);
   EXPECT_EQ(c.switches()[0].generated, 3);
   EXPECT_NE(c.switches()[1].reason.find("0.500 < 0.900"), std::string::npos) << c.switches()[1].reason;
   c.refuse_retry(Mode::Mixed, "test");
   EXPECT_EQ(c.mode(), Mode::Mixed);
-  EXPECT_EQ(c.switches().back().action, "retry_refused");
+  EXPECT_EQ(c.switches().back().action, SwitchKind::RetryRefused);
 
   cfg.retry_below = 0;  // off
   Controller off(cfg);
@@ -103,7 +103,7 @@ TEST(Controller, UpgradesWhenDifficultyJumpsOutOfTheBand) {
   EXPECT_EQ(c.observe(5, est(99)), Controller::Action::Continue);  // slow is the top
   c.refuse_upgrade(Mode::Mixed, "test");
   EXPECT_EQ(c.mode(), Mode::Mixed);
-  EXPECT_EQ(c.switches().back().action, "upgrade_refused");
+  EXPECT_EQ(c.switches().back().action, SwitchKind::UpgradeRefused);
   const auto j = c.to_json();
   EXPECT_EQ(j["initial_mode"], "mixed");
   EXPECT_EQ(j["switches"].size(), 2u);

@@ -79,6 +79,26 @@ TEST(Responses, BadRequestsNameTheResponsesParameter) {
   EXPECT_EQ(server::responses_error(ApiError(400, "invalid_request_error", "m", "max_tokens")).param, "max_output_tokens");
 }
 
+// The chat request built from a Responses request fails in chat terms; the client reads its own.
+TEST(Responses, ChatErrorsComeBackInResponsesSpelling) {
+  auto map = [](const std::string& msg, const std::string& param) {
+    const ApiError e = server::responses_error(ApiError(400, "invalid_request_error", msg, param, "invalid_value"));
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.code, "invalid_value");
+    return std::string(e.what()) + " | " + e.param;
+  };
+  EXPECT_EQ(map("'max_tokens' must be at least 1", "max_tokens"), "'max_output_tokens' must be at least 1 | max_output_tokens");
+  EXPECT_EQ(map("'max_completion_tokens' must be an integer", "max_completion_tokens"),
+            "'max_output_tokens' must be an integer | max_output_tokens");
+  EXPECT_EQ(map("reasoning_effort 'auto' needs a difficulty estimator", "reasoning_effort"),
+            "reasoning.effort 'auto' needs a difficulty estimator | reasoning.effort");
+  EXPECT_EQ(map("'messages' must not be empty", "messages[3].content"), "'input' must not be empty | input");
+  // Names the two APIs share, and longer names that only contain a chat name, stay.
+  EXPECT_EQ(map("'temperature' must be a number", "temperature"), "'temperature' must be a number | temperature");
+  EXPECT_EQ(map("see max_tokens_limit and my_reasoning_effort", "thinking_token_budget"),
+            "see max_tokens_limit and my_reasoning_effort | thinking_token_budget");
+}
+
 TEST(Responses, StreamPutsReasoningBeforeTheMessage) {
   server::ResponsesCall call;
   call.id = "resp_x";
@@ -187,4 +207,13 @@ TEST(ServerResponses, ContextOverflowNamesMaxOutputTokens) {
   auto r = post(srv->port(), "/v1/responses", {{"input", "hello"}, {"max_output_tokens", 100000000}});
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(r.j()["error"]["param"], "max_output_tokens");
+  const std::string msg = r.j()["error"]["message"];
+  EXPECT_EQ(msg.find("max_tokens"), std::string::npos) << msg;
+  // An effort the chat parser refuses comes back as reasoning.effort, in the message too.
+  auto e = post(srv->port(), "/v1/responses", {{"input", "hello"}, {"reasoning", {{"effort", "extreme"}}}});
+  EXPECT_EQ(e.status, 400) << e.body;
+  EXPECT_EQ(e.j()["error"]["param"], "reasoning.effort");
+  const std::string emsg = e.j()["error"]["message"];
+  EXPECT_NE(emsg.find("'reasoning.effort' must be one of"), std::string::npos) << emsg;
+  EXPECT_EQ(emsg.find("reasoning_effort"), std::string::npos) << emsg;
 }

@@ -184,7 +184,7 @@ try {
     const prob = await inkOf(page, '.msg.assistant canvas.prob-plot');
     assert.ok(prob.points > 0 && prob.ink > 200, 'token-probability plot drawn: ' + JSON.stringify(prob));
     // The d trace of the auto request (kvscope.reasoning.trace), drawn over the generated tokens when
-    // the analyzer re-estimated during the answer; no plot when it did not.
+    // d was re-estimated during the answer (every 5 tokens); no plot when it was not.
     const tracePoints = +(await page.getAttribute('.msg.assistant', 'data-trace-points'));
     const dShown = await page.isVisible('.msg.assistant canvas.d-plot');
     assert.equal(dShown, tracePoints > 0, `d plot shown iff the trace has points (${tracePoints})`);
