@@ -16,6 +16,7 @@
 #include "signals/confidence_metrics.h"
 #include "signals/kv_profile.h"
 #include "signals/kv_tap.h"
+#include "reasoning/format.h"
 #include "training/anomaly_sets.h"
 #include "util/error.h"
 #include "util/rng.h"
@@ -25,9 +26,8 @@ namespace kvscope::cli {
 namespace {
 
 // The prompt's vector under `spec` (prefill only; the context is reset first).
-std::vector<float> prompt_features(Context& ctx, const signals::ProbeSpec& spec, const std::string& text) {
+std::vector<float> prompt_features(Context& ctx, const signals::ProbeSpec& spec, std::vector<int32_t> ids) {
   const auto& m = ctx.model();
-  auto ids = m.tokenizer().encode(text, true, false);
   if (ids.size() > static_cast<size_t>(ctx.n_ctx())) ids.resize(ctx.n_ctx());  // long inputs: their head
   signals::ProbeFeatures tap(m.hparams(), spec, 0, static_cast<int>(ids.size()));
   KVTap* prev = ctx.tap();
@@ -43,12 +43,24 @@ std::vector<float> prompt_features(Context& ctx, const signals::ProbeSpec& spec,
   return signals::prompt_vector(tap);
 }
 
-// Every prompt of a JSON-lines file: "prompt" (a string, or an object whose string values are
-// prompts, as kvscope tinygsm --jsonl writes) or "text". One group per line.
-std::vector<std::vector<std::string>> read_prompts(const std::string& path) {
+// Every prompt of a JSON-lines file, one group per line, as the model is prompted (fmt):
+//   "messages": a conversation, rendered by the chat template at each mode's effort;
+//   "chat_prompt" (kvscope tinygsm --jsonl): complete prompts of the levels convention, special
+//     tokens parsed;
+//   "prompt" / "text": on the first reasoner its prompts as they are; on a chat model what a user
+//     typed: a user turn rendered at each mode's effort.
+// A value is a string or an object of strings (one prompt per mode); renderings that come out the
+// same (a model without levels) count once. field "auto": chat models read messages, then
+// chat_prompt, prompt, text; the first reasoner prompt, then text.
+std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& path, const std::string& field,
+                                                           const training::PromptFormat& fmt) {
   std::ifstream in(path);
   if (!in) throw InputError("cannot open data file '" + path + "'");
-  std::vector<std::vector<std::string>> out;
+  std::vector<std::vector<training::SetPrompt>> out;
+  const std::vector<std::string> order =
+      field != "auto" ? std::vector<std::string>{field}
+      : fmt.chat()    ? std::vector<std::string>{"messages", "chat_prompt", "prompt", "text"}
+                      : std::vector<std::string>{"prompt", "text"};
   std::string line;
   int ln = 0;
   while (std::getline(in, line)) {
@@ -57,13 +69,46 @@ std::vector<std::vector<std::string>> read_prompts(const std::string& path) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
     const std::string where = path + ":" + std::to_string(ln);
     if (j.is_discarded() || !j.is_object()) throw InputError(where + ": not a JSON object");
-    std::vector<std::string> g;
-    const auto& p = j.contains("prompt") ? j["prompt"] : j.contains("text") ? j["text"] : nlohmann::json();
-    if (p.is_string()) g.push_back(p.get<std::string>());
-    else if (p.is_object())
-      for (auto& [k, v] : p.items())
-        if (v.is_string()) g.push_back(v.get<std::string>());
-    if (g.empty()) throw InputError(where + ": needs a \"prompt\" or \"text\" string");
+    std::vector<training::SetPrompt> g;
+    auto add = [&](std::string text) {
+      for (const auto& x : g)
+        if (x.text == text) return;
+      auto ids = fmt.encode(text);
+      g.push_back({std::move(text), std::move(ids)});
+    };
+    std::string used;
+    for (const auto& k : order)
+      if (j.contains(k)) {
+        used = k;
+        break;
+      }
+    if (used == "messages") {
+      const auto& ms = j["messages"];
+      std::vector<tok::ChatMessage> msgs;
+      if (ms.is_array())
+        for (const auto& x : ms)
+          if (x.is_object() && x.contains("role") && x["role"].is_string() && x.contains("content") && x["content"].is_string())
+            msgs.push_back({x["role"].get<std::string>(), x["content"].get<std::string>()});
+      if (msgs.empty()) throw InputError(where + ": \"messages\" needs objects with string \"role\" and \"content\"");
+      for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render_messages(msgs, m));
+    } else if (!used.empty()) {
+      const bool complete = used == "chat_prompt" || !fmt.chat();
+      auto one = [&](const std::string& t) {
+        if (complete) add(t);
+        else
+          for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render(t, m));
+      };
+      const auto& p = j[used];
+      if (p.is_string()) one(p.get<std::string>());
+      else if (p.is_object())
+        for (auto& [k, v] : p.items())
+          if (v.is_string()) one(v.get<std::string>());
+    }
+    if (g.empty()) {
+      std::string names;
+      for (const auto& k : order) names += (names.empty() ? "\"" : ", \"") + k + "\"";
+      throw InputError(where + ": needs one of " + names + " (a string or an object of strings; messages: a list of {role, content})");
+    }
     out.push_back(std::move(g));
   }
   if (out.empty()) throw InputError("data file '" + path + "' holds no prompts");
@@ -84,14 +129,22 @@ void add_kv_profile_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("kv-profile", "Build the KV anomaly profile of a model's normal prompts");
   struct Opts {
     ModelOpts model;
-    std::string data, out, layers = "all";
+    std::string data, out, layers = "all", format = "auto", field = "auto";
     double shrink = 0.005, calib = 0.25, q = 0.995, margin = 1.1;
     uint64_t seed = 1;
     bool json = false, quiet = false;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
-  cmd->add_option("--data", o->data, "Normal prompts, JSON lines (\"prompt\" string or object, or \"text\")")->required();
+  cmd->add_option("--data", o->data,
+                  "Normal prompts, JSON lines: \"chat_prompt\" (kvscope tinygsm --jsonl, chat models), \"messages\", "
+                  "\"prompt\" or \"text\" (a string or an object of strings)")
+      ->required();
+  cmd->add_option("--prompt-field", o->field,
+                  "The field read: auto (chat models: messages, chat_prompt, prompt, text; the first reasoner: prompt, text) "
+                  "or one name")
+      ->capture_default_str();
+  add_reasoning_format_option(cmd, o->format);
   cmd->add_option("--layers", o->layers, "KV layers pooled: all | mid | a-b | a,b,c")->capture_default_str();
   cmd->add_option("--shrink", o->shrink, "Covariance shrinkage toward its diagonal")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--calibration", o->calib, "Share of the lines held out to set the threshold")
@@ -108,7 +161,8 @@ void add_kv_profile_command(CLI::App& app) {
     signals::ProbeSpec spec;
     spec.layers = signals::parse_layers(o->layers, model->hparams().n_layer);
     spec.logits = false;
-    const auto groups = read_prompts(o->data);
+    const training::PromptFormat fmt(*model, format_named(*model, o->format));
+    const auto groups = read_prompts(o->data, o->field, fmt);
     if (groups.size() < 8) throw InputError("kv-profile needs at least 8 lines of prompts");
     Context ctx(*model, o->model.context_params());
     // Calibration lines by a seeded shuffle.
@@ -125,7 +179,7 @@ void add_kv_profile_command(CLI::App& app) {
     int done = 0;
     for (size_t k = 0; k < idx.size(); ++k)
       for (const auto& p : groups[idx[k]]) {
-        (k < n_cal ? cal : fit).push_back(prompt_features(ctx, spec, p));
+        (k < n_cal ? cal : fit).push_back(prompt_features(ctx, spec, p.tokens));
         ++done;
         bar.update(done, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
@@ -138,7 +192,8 @@ void add_kv_profile_command(CLI::App& app) {
     prof.threshold = quantile(cs, o->q) * o->margin;
     std::vector<double> fs;
     for (const auto& x : fit) fs.push_back(prof.score(x));
-    nlohmann::json info = {{"data", o->data},       {"prompts_fit", fit.size()},     {"prompts_calibration", cal.size()},
+    nlohmann::json info = {{"data", o->data},       {"format", reasoning::format_name(fmt.kind())},
+                           {"prompts_fit", fit.size()},     {"prompts_calibration", cal.size()},
                            {"layers", spec.layers}, {"dim", prof.dim},               {"shrink", o->shrink},
                            {"quantile", o->q},      {"margin", o->margin},          {"threshold", prof.threshold},
                            {"calibration_median", quantile(cs, 0.5)}, {"fit_median", quantile(fs, 0.5)},
@@ -160,7 +215,7 @@ void add_eval_anomaly_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval-anomaly", "Measure KV anomaly detection: held-out normal prompts vs shifted sets");
   struct Opts {
     ModelOpts model;
-    std::string profile, split = "test", sets;
+    std::string profile, split = "test", sets, format = "auto", dump;
     int n = 500;
     uint64_t seed = 99;
     bool json = false, quiet = false;
@@ -172,6 +227,8 @@ void add_eval_anomaly_command(CLI::App& app) {
   cmd->add_option("--n", o->n, "Prompts per set")->check(CLI::Range(10, 1 << 20))->capture_default_str();
   cmd->add_option("--sets", o->sets, "Shifted sets (default: all): soup,repeated,other_domain,injection,control");
   cmd->add_option("--seed", o->seed, "Generator seed")->capture_default_str();
+  add_reasoning_format_option(cmd, o->format);
+  cmd->add_option("--dump", o->dump, "Write every scored prompt (set, text, score) to this JSON-lines file");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
   cmd->callback([o] {
@@ -180,6 +237,7 @@ void add_eval_anomaly_command(CLI::App& app) {
     const std::string pp = o->profile.empty() ? signals::sibling_profile_path(path) : o->profile;
     if (pp.empty()) throw InputError("no KV profile beside the model; give --profile or build one with kvscope kv-profile");
     const auto prof = signals::load_profile(pp, model_fingerprint(*model));
+    const training::PromptFormat fmt(*model, format_named(*model, o->format));
     auto split = tinygsm::parse_split(o->split);
     if (!split) throw InputError("unknown split '" + o->split + "' (train, validation, test, heldout)");
     std::vector<std::string> sets;
@@ -195,16 +253,25 @@ void add_eval_anomaly_command(CLI::App& app) {
     }
     Context ctx(*model, o->model.context_params());
     const auto spec = prof.spec();
-    auto score_all = [&](const std::vector<std::string>& ps) {
+    std::ofstream dump;
+    open_details(dump, o->dump);
+    auto score_all = [&](const std::string& set, const std::vector<training::SetPrompt>& ps) {
       std::vector<double> s;
-      for (const auto& p : ps) s.push_back(prof.score(prompt_features(ctx, spec, p)));
+      for (const auto& p : ps) {
+        s.push_back(prof.score(prompt_features(ctx, spec, p.tokens)));
+        if (dump)
+          dump << nlohmann::json({{"set", set}, {"text", p.text}, {"tokens", p.tokens.size()}, {"score", s.back()}})
+                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                << '\n';  // soup may hold stray bytes
+      }
       return s;
     };
-    const auto normal = score_all(training::normal_prompts(*split, static_cast<size_t>(o->n), o->seed));
+    const auto normal = score_all("normal", training::normal_prompts(fmt, *split, static_cast<size_t>(o->n), o->seed));
     int fp = 0;
     for (double s : normal) fp += s > prof.threshold;
     nlohmann::json out = {{"model", path},
                           {"profile", pp},
+                          {"format", reasoning::format_name(fmt.kind())},
                           {"threshold", prof.threshold},
                           {"n", o->n},
                           {"normal_split", o->split},
@@ -212,7 +279,7 @@ void add_eval_anomaly_command(CLI::App& app) {
                           {"normal_median", quantile(normal, 0.5)}};
     nlohmann::json per = nlohmann::json::object();
     for (const auto& name : sets) {
-      const auto sh = score_all(training::shifted_prompts(name, static_cast<size_t>(o->n), o->seed, model->tokenizer(), *split));
+      const auto sh = score_all(name, training::shifted_prompts(fmt, name, static_cast<size_t>(o->n), o->seed, *split));
       std::vector<double> s = normal;
       std::vector<bool> pos(normal.size(), false);
       int tp = 0;
@@ -230,7 +297,9 @@ void add_eval_anomaly_command(CLI::App& app) {
       std::printf("%s\n", out.dump().c_str());
       return;
     }
-    std::printf("KV anomaly detection (%s), %d prompts per set; threshold %.3f\n", pp.c_str(), o->n, prof.threshold);
+    std::printf("KV anomaly detection (%s), %d prompts per set; threshold %.3f; prompts %s\n", pp.c_str(), o->n, prof.threshold,
+                fmt.chat() ? ("rendered by the chat template (reasoning format " + std::string(reasoning::format_name(fmt.kind())) + ")").c_str()
+                           : "in the first reasoner's format");
     std::printf("held-out normal (%s): median score %.3f, false-positive rate at the threshold %.2f%%\n", o->split.c_str(),
                 quantile(normal, 0.5), 100.0 * fp / normal.size());
     std::printf("%-14s %8s %10s %8s\n", "shifted set", "AUROC", "detected", "median");

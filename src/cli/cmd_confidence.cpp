@@ -23,6 +23,7 @@
 #include "signals/scored_generation.h"
 #include "tinygsm/tinygsm.h"
 #include "training/confidence_train.h"
+#include "training/prompt_format.h"
 #include "util/error.h"
 
 namespace kvscope::cli {
@@ -48,12 +49,27 @@ struct Labelled {
   int answer = 0;
 };
 
-// JSON lines: {"prompt": "text" | {"fast": "...", "mixed": "...", ...}, "answer": 42} (what
-// `kvscope tinygsm --jsonl` writes; other fields are ignored).
+// JSON lines with an integer "answer" and prompts (what `kvscope tinygsm --jsonl` writes; other
+// fields are ignored), put to the model as it is prompted (fmt):
+//   "messages": a conversation, rendered by the chat template at each mode's effort;
+//   "chat_prompt": complete prompts of the levels convention (special tokens parsed);
+//   "prompt": the first reasoner's prompts as they are; on a chat model a user turn rendered at
+//     its mode's effort (at each mode for a plain string).
+// A field's value is a string or an object of prompts per mode (the modes asked for). field
+// "auto": chat models read messages, then chat_prompt; the first reasoner prompt.
 std::vector<Labelled> read_labelled(const std::string& path, const std::vector<std::string>& modes,
-                                    const std::string& field) {
+                                    const std::string& field, const training::PromptFormat& fmt) {
   std::ifstream in(path);
   if (!in) throw InputError("cannot open data file '" + path + "'");
+  const std::vector<std::string> order = field != "auto" ? std::vector<std::string>{field}
+                                         : fmt.chat()    ? std::vector<std::string>{"messages", "chat_prompt", "prompt"}
+                                                         : std::vector<std::string>{"prompt"};
+  std::vector<Mode> mode_list;
+  for (const auto& m : modes) {
+    const auto pm = parse_mode(m);
+    if (!pm) throw InputError("unknown mode '" + m + "' in --modes (fast, mixed, slow)");
+    mode_list.push_back(*pm);
+  }
   std::vector<Labelled> out;
   std::string line;
   int ln = 0;
@@ -66,15 +82,37 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
     if (!j.contains("answer") || !j["answer"].is_number_integer()) throw InputError(where + ": needs an integer \"answer\"");
     Labelled l;
     l.answer = j["answer"].get<int>();
-    const auto& p = j.contains(field) ? j[field] : nlohmann::json();
-    if (p.is_string()) {
-      l.prompts.push_back({"", p.get<std::string>()});
+    std::string used;
+    for (const auto& k : order)
+      if (j.contains(k)) {
+        used = k;
+        break;
+      }
+    const auto& p = used.empty() ? nlohmann::json() : j[used];
+    const bool complete = used == "chat_prompt" || !fmt.chat();
+    if (used == "messages") {
+      std::vector<tok::ChatMessage> msgs;
+      if (p.is_array())
+        for (const auto& x : p)
+          if (x.is_object() && x.contains("role") && x["role"].is_string() && x.contains("content") && x["content"].is_string())
+            msgs.push_back({x["role"].get<std::string>(), x["content"].get<std::string>()});
+      if (msgs.empty()) throw InputError(where + ": \"messages\" needs objects with string \"role\" and \"content\"");
+      for (size_t k = 0; k < modes.size(); ++k) l.prompts.push_back({modes[k], fmt.render_messages(msgs, mode_list[k])});
+    } else if (p.is_string()) {
+      if (complete) l.prompts.push_back({"", p.get<std::string>()});
+      else
+        for (size_t k = 0; k < modes.size(); ++k) l.prompts.push_back({modes[k], fmt.render(p.get<std::string>(), mode_list[k])});
     } else if (p.is_object()) {
-      for (const auto& m : modes)
-        if (p.contains(m) && p[m].is_string()) l.prompts.push_back({m, p[m].get<std::string>()});
-      if (l.prompts.empty()) throw InputError(where + ": \"prompt\" has none of the modes asked for");
+      for (size_t k = 0; k < modes.size(); ++k)
+        if (p.contains(modes[k]) && p[modes[k]].is_string()) {
+          const std::string t = p[modes[k]].get<std::string>();
+          l.prompts.push_back({modes[k], complete ? t : fmt.render(t, mode_list[k])});
+        }
+      if (l.prompts.empty()) throw InputError(where + ": \"" + used + "\" has none of the modes asked for");
     } else {
-      throw InputError(where + ": needs a \"" + field + "\" (a string, or an object of prompts per mode)");
+      std::string names;
+      for (const auto& k : order) names += (names.empty() ? "\"" : "\" or \"") + k;
+      throw InputError(where + ": needs a " + names + "\" (a string, or an object of prompts per mode; messages: a list of {role, content})");
     }
     out.push_back(std::move(l));
   }
@@ -118,7 +156,7 @@ void add_train_confidence_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     std::string data, out, layers = "2-3", modes = "fast,mixed,slow", features_out, features_in, test_features;
-    std::string prompt_field = "prompt";
+    std::string prompt_field = "auto", format = "auto";
     int hidden = 32, epochs = 200, patience = 20, max_tokens = 256;
     double lr = 1e-3, val = 0.2, wd = 1e-3, cut_fpr = 0.02;
     uint64_t seed = 1;
@@ -128,9 +166,10 @@ void add_train_confidence_command(CLI::App& app) {
   add_model_options(cmd, o->model);
   cmd->add_option("--data", o->data, "Labelled prompts, JSON lines (kvscope tinygsm --jsonl)");
   cmd->add_option("--prompt-field", o->prompt_field,
-                  "The field holding the prompts: prompt (the first reasoner's), chat_prompt (the chat convention's; "
-                  "special tokens are parsed)")
+                  "The field holding the prompts: auto (chat models: messages rendered by the chat template at each mode's "
+                  "effort, else chat_prompt; the first reasoner: prompt) or one name")
       ->capture_default_str();
+  add_reasoning_format_option(cmd, o->format);
   cmd->add_option("--modes", o->modes, "Prompt variants answered per line (keys of its \"prompt\" object)")->capture_default_str();
   cmd->add_option("--layers", o->layers, "KV layers the probe reads: mid | all | a-b | a,b,c")->capture_default_str();
   cmd->add_flag("--no-kv", o->no_kv, "Logit statistics only (ablation)");
@@ -203,7 +242,8 @@ void add_train_confidence_command(CLI::App& app) {
         if (r.share == 1) ++answers, right += r.ok;
     } else {
       const auto modes = split_list(o->modes);
-      const auto data = read_labelled(o->data, modes, o->prompt_field);
+      const training::PromptFormat fmt(*model, format_named(*model, o->format));
+      const auto data = read_labelled(o->data, modes, o->prompt_field, fmt);
       Context ctx(*model, o->model.context_params());
       signals::SignalOptions so;
       so.hidden = false;
@@ -221,11 +261,12 @@ void add_train_confidence_command(CLI::App& app) {
       }
       for (size_t i = 0; i < data.size(); ++i) {
         for (const auto& [mode, text] : data[i].prompts) {
-          const auto ids = model->tokenizer().encode(text, true, o->prompt_field != "prompt");
+          const auto ids = fmt.encode(text);
           if (static_cast<int>(ids.size()) >= ctx.n_ctx()) continue;
           const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
           const auto r = signals::generate_scored(ctx, ids, greedy_sampling(), room, so);
-          const auto got = tinygsm::parse_answer(r.gen.text);
+          const auto got =
+              tinygsm::parse_answer(training::answer_text(fmt.plan(parse_mode(mode).value_or(Mode::Slow)), r.gen.text));
           const int ok = got && *got == data[i].answer;
           ++answers;
           right += ok;
@@ -288,6 +329,7 @@ void add_train_confidence_command(CLI::App& app) {
       cut = right_partial[std::min(right_partial.size() - 1, static_cast<size_t>(o->cut_fpr * right_partial.size()))];
     }
     nlohmann::json info = {{"data", o->data.empty() ? o->features_in : o->data},
+                           {"format", reasoning::format_name(format_named(*model, o->format))},
                            {"modes", o->modes},
                            {"answers", answers},
                            {"right", right},

@@ -17,6 +17,7 @@
 #include "signals/confidence_metrics.h"
 #include "signals/scored_generation.h"
 #include "tinygsm/tinygsm.h"
+#include "training/prompt_format.h"
 #include "util/error.h"
 #include "util/rng.h"
 
@@ -53,7 +54,7 @@ void add_eval_confidence_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval-confidence", "Evaluate answer-confidence scores (KV-CoE and baselines) on tinygsm");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "test", mode = "slow", layers = "mid", details, probe;
+    std::string task = "tinygsm", split = "test", mode = "slow", layers = "mid", details, probe, format = "auto";
     int n = 2000, max_tokens = 256;
     uint64_t seed = tinygsm::kDefaultSeed;
     bool json = false, quiet = false, pre_rope = signals::kDefaultPreRope, no_hidden = false, no_ablation = false,
@@ -73,6 +74,7 @@ void add_eval_confidence_command(CLI::App& app) {
   cmd->add_flag("--no-ablation", o->no_ablation, "Skip the per-layer ablation");
   cmd->add_option("--probe", o->probe, "Confidence-probe file (default: <model>.confidence.bin beside the model)");
   cmd->add_flag("--no-probe", o->no_probe, "Skip the learned confidence probe");
+  add_reasoning_format_option(cmd, o->format);
   cmd->add_option("--details", o->details, "Write every problem's scores to this JSON-lines file");
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar on stderr");
@@ -112,7 +114,11 @@ void add_eval_confidence_command(CLI::App& app) {
     const SamplingParams sp = greedy_sampling();
     std::ofstream details;
     open_details(details, o->details);
-    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed);
+    // The first reasoner reads "Question: ...\nMode: m"; a chat model the question as a user turn at
+    // the mode's effort, rendered by its template (training/prompt_format.h).
+    const training::PromptFormat fmt(*model, format_named(*model, o->format));
+    const auto plan = fmt.plan(*mode);
+    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed, 0, fmt.question_style());
 
     std::vector<bool> ok;
     std::vector<std::string> names;
@@ -127,12 +133,13 @@ void add_eval_confidence_command(CLI::App& app) {
     const auto t0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < items.size(); ++i) {
       const auto& it = items[i];
-      const auto ids = model->tokenizer().encode(tinygsm::format_prompt(it, *mode), true, false);
+      const auto ids = fmt.encode(fmt.chat() ? fmt.render("Question: " + tinygsm::numbered_question(it), *mode)
+                                             : tinygsm::format_prompt(it, *mode));
       if (static_cast<int>(ids.size()) >= ctx.n_ctx())
         throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
       const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
       const auto r = signals::generate_scored(ctx, ids, sp, room, so);
-      const auto got = tinygsm::parse_answer(r.gen.text);
+      const auto got = tinygsm::parse_answer(training::answer_text(plan, r.gen.text));
       const bool good = got && *got == it.answer;
       ok.push_back(good);
       correct += good;
@@ -202,6 +209,7 @@ void add_eval_confidence_command(CLI::App& app) {
                    {"kv_coe_c_norm", measure(ablation_cn[name], ok, 1).json(1)}};
     }
     nlohmann::json out = {{"task", o->task}, {"split", o->split}, {"mode", o->mode}, {"n", o->n}, {"seed", o->seed},
+                          {"format", reasoning::format_name(fmt.kind())},
                           {"model", path}, {"layers", signals::parse_layers(o->layers, L)}, {"pre_rope", o->pre_rope},
                           {"correct", correct}, {"accuracy", correct / n}, {"mean_tokens", tokens / n}, {"wall_s", wall},
                           {"scores", scores}, {"ablation", abl}, {"kv_probe_early", early_j},

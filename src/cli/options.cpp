@@ -92,11 +92,7 @@ void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
   cmd->add_option("--cap-slow", o.cfg.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
   cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short")->group(g);
   cmd->add_flag("--no-upgrade", o.no_upgrade, "Never restart in a slower mode")->group(g);
-  cmd->add_option("--reasoning-format", o.format,
-                  "How the model reasons: auto (detected from its chat template and vocabulary) | none | think | qwen3 | "
-                  "deepseek-r1 | gpt-oss | kvscope")
-      ->capture_default_str()->group(g)
-      ->check(CLI::IsMember({"auto", "none", "think", "qwen3", "deepseek-r1", "deepseek", "gpt-oss", "kvscope"}));
+  add_reasoning_format_option(cmd, o.format)->group(g);
   cmd->add_option("--think-budget-low", o.budgets.low, "Thinking tokens of reasoning effort low (think formats)")
       ->capture_default_str()->group(g)->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--think-budget-medium", o.budgets.medium, "Thinking tokens of reasoning effort medium (think formats)")
@@ -107,10 +103,23 @@ void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
       ->capture_default_str()->group(g);
 }
 
-reasoning::FormatKind ReasoningOpts::format_of(const Model& m) const {
-  if (format == "auto") return reasoning::detect_format(m);
-  return *reasoning::parse_format(format);  // checked by the option
+CLI::Option* add_reasoning_format_option(CLI::App* cmd, std::string& format) {
+  return cmd
+      ->add_option("--reasoning-format", format,
+                   "How the model reasons: auto (detected from its chat template and vocabulary) | none | think | qwen3 | "
+                   "deepseek-r1 | gpt-oss | levels | kvscope")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "none", "think", "qwen3", "deepseek-r1", "deepseek", "gpt-oss", "levels", "kvscope"}));
 }
+
+reasoning::FormatKind format_named(const Model& m, const std::string& name) {
+  if (name == "auto") return reasoning::detect_format(m);
+  const auto k = reasoning::parse_format(name);
+  if (!k) throw InputError("unknown reasoning format '" + name + "'");
+  return *k;
+}
+
+reasoning::FormatKind ReasoningOpts::format_of(const Model& m) const { return format_named(m, format); }
 
 std::string difficulty_path_for(const std::string& model_path, const std::string& given) {
   return given.empty() ? reasoning::sibling_difficulty_path(model_path) : given;
@@ -133,21 +142,7 @@ void open_details(std::ofstream& f, const std::string& path) {
 
 std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs,
                                  const reasoning::ReasoningPlan* plan) {
-  const std::string tmpl = model.chat_template();
-  if (tmpl.empty()) throw InputError("the model has no chat template (tokenizer.chat_template); run without --chat");
-  const tok::ChatFormat fmt = tok::detect_chat_format(tmpl);
-  const auto& tk = model.tokenizer();
-  const auto& v = tk.vocab();
-  auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  // Without a plan a levels model's prompt is the conversation alone: the question an adaptive run
-  // estimates from, which every level's prompt continues.
-  const bool question_only = !plan && reasoning::detect_format(model) == reasoning::FormatKind::Levels;
-  const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
-  std::string prompt = tok::apply_chat_template(fmt, msgs, !question_only, text_of(v.bos), text_of(v.eos), level);
-  if (plan) prompt += plan->prompt_suffix();  // the think block the plan opens (or leaves empty)
-  // Templates that spell out BOS themselves must not get a second one.
-  bool has_bos = v.bos >= 0 && !text_of(v.bos).empty() && prompt.rfind(text_of(v.bos), 0) == 0;
-  return tk.encode(prompt, !has_bos, true);
+  return reasoning::encode_rendered(model, reasoning::render_chat(model, msgs, plan));
 }
 
 }  // namespace kvscope::cli

@@ -51,6 +51,9 @@ struct ReasoningOpts {
   reasoning::FormatKind format_of(const Model& m) const;
 };
 void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o);
+// --reasoning-format alone (the signal tools' prompt rendering), and the format it names on a model.
+CLI::Option* add_reasoning_format_option(CLI::App* cmd, std::string& format);
+reasoning::FormatKind format_named(const Model& m, const std::string& name);
 // The difficulty file to use: the given one, else the model's sibling "<stem>.difficulty.bin" when it
 // exists, else "" (none).
 std::string difficulty_path_for(const std::string& model_path, const std::string& given);

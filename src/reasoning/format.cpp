@@ -270,4 +270,27 @@ Splitter::Delta Splitter::flush() {
   return d;
 }
 
+std::string render_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs, const ReasoningPlan* plan) {
+  const std::string tmpl = model.chat_template();
+  if (tmpl.empty()) throw InputError("the model has no chat template (tokenizer.chat_template); run without --chat");
+  const tok::ChatFormat fmt = tok::detect_chat_format(tmpl);
+  const auto& tk = model.tokenizer();
+  const auto& v = tk.vocab();
+  auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
+  const bool question_only = !plan && detect_format(model) == FormatKind::Levels;
+  const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
+  std::string prompt = tok::apply_chat_template(fmt, msgs, !question_only, text_of(v.bos), text_of(v.eos), level);
+  if (plan) prompt += plan->prompt_suffix();  // the think block the plan opens (or leaves empty)
+  return prompt;
+}
+
+std::vector<int32_t> encode_rendered(const Model& model, const std::string& prompt) {
+  const auto& tk = model.tokenizer();
+  const auto& v = tk.vocab();
+  // Templates that spell out BOS themselves must not get a second one.
+  const std::string bos = v.bos >= 0 && v.bos < tk.n_vocab() ? v.tokens[v.bos] : std::string();
+  const bool has_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
+  return tk.encode(prompt, !has_bos, true);
+}
+
 }  // namespace kvscope::reasoning

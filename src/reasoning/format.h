@@ -21,7 +21,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "core/mode.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvscope {
@@ -89,6 +92,14 @@ Mode mode_for_effort(FormatKind f, Effort e);
 
 // Divides streamed response text into reasoning and answer. Partial delimiters are held back
 // until they are decided, so a stream never shows half a "</think>".
+// A conversation as the model's chat template renders it, as the server and `kvscope run --chat`
+// put it to the model: the template's turns, plan's level line (gpt-oss, levels) and the think
+// block it opens. Without a plan a levels model's prompt is the conversation alone (what every
+// level's prompt continues). InputError when the model has no chat template.
+std::string render_chat(const Model& model, const std::vector<tok::ChatMessage>& msgs, const ReasoningPlan* plan);
+// Tokens of a rendered prompt (special tokens parsed; BOS unless the text spells it out already).
+std::vector<int32_t> encode_rendered(const Model& model, const std::string& prompt);
+
 class Splitter {
  public:
   // open: the response starts inside the reasoning (a think block opened by the prompt; kvscope

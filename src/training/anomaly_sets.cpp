@@ -1,5 +1,7 @@
 #include "training/anomaly_sets.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 #include "util/rng.h"
 
@@ -17,9 +19,7 @@ Mode random_mode(util::SplitMix64& r) {
   return m[r.next() % 3];
 }
 
-std::string with_mode(const std::string& question, Mode m) {
-  return "Question: " + question + "\nMode: " + std::string(mode_name(m)) + "\n";
-}
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 // Another domain: sentences built from slots, none of them a word problem.
 std::string prose(util::SplitMix64& r) {
@@ -61,20 +61,25 @@ const std::vector<std::string>& shifted_set_names() {
   return names;
 }
 
-std::vector<std::string> normal_prompts(tinygsm::Split split, size_t n, uint64_t seed) {
+std::vector<SetPrompt> normal_prompts(const PromptFormat& f, tinygsm::Split split, size_t n, uint64_t seed) {
   util::SplitMix64 r{seed ^ 0x4e4f524d414cull};
-  std::vector<std::string> out;
-  for (const auto& it : tinygsm::generate(split, n, seed)) out.push_back(tinygsm::format_prompt(it, random_mode(r)));
+  std::vector<SetPrompt> out;
+  for (const auto& it : tinygsm::generate(split, n, seed, 0, f.question_style())) {
+    const Mode m = random_mode(r);
+    std::string text = f.chat() ? f.render("Question: " + tinygsm::numbered_question(it), m) : tinygsm::format_prompt(it, m);
+    auto ids = f.encode(text);
+    out.push_back({std::move(text), std::move(ids)});
+  }
   return out;
 }
 
-std::vector<std::string> shifted_prompts(const std::string& set, size_t n, uint64_t seed, const tok::Tokenizer& tk,
-                                         tinygsm::Split split) {
-  bool known = false;
-  for (const auto& s : shifted_set_names()) known = known || s == set;
-  if (!known) throw InputError("unknown shifted set '" + set + "' (soup, repeated, other_domain, injection, control)");
+std::vector<SetPrompt> shifted_prompts(const PromptFormat& f, const std::string& set, size_t n, uint64_t seed,
+                                       tinygsm::Split split) {
+  if (!contains(shifted_set_names(), set))
+    throw InputError("unknown shifted set '" + set + "' (soup, repeated, other_domain, injection, control)");
+  const tok::Tokenizer& tk = f.model().tokenizer();
   util::SplitMix64 r{seed ^ std::hash<std::string>{}(set)};
-  const auto items = tinygsm::generate(split, n, seed + 7);
+  const auto items = tinygsm::generate(split, n, seed + 7, 0, f.question_style());
   // Ordinary tokens only: no control or end-of-generation tokens in the soup.
   std::vector<int32_t> plain;
   for (int32_t id = 0; id < tk.n_vocab(); ++id) {
@@ -82,41 +87,48 @@ std::vector<std::string> shifted_prompts(const std::string& set, size_t n, uint6
     if (!p.empty() && !tk.is_eog(id) && p.find('<') == std::string::npos) plain.push_back(id);
   }
   if (plain.empty()) throw InputError("the vocabulary has no ordinary tokens");
-  std::vector<std::string> out;
+  const auto& marks = f.control_markers();
+  std::vector<SetPrompt> out;
   for (size_t i = 0; i < n; ++i) {
     const auto& it = items[i];
     const Mode m = random_mode(r);
+    // A question in the model's format; the first reasoner reads soup and repeated text bare.
+    auto question = [&](const std::string& q) { return f.render("Question: " + q, m); };
+    auto bare = [&](const std::string& text) { return f.chat() ? f.render(text, m) : text; };
     std::string p;
     if (set == "soup") {
       const int len = 20 + static_cast<int>(r.next() % 61);
-      for (int k = 0; k < len; ++k) p += tk.token_to_piece(pick(r, plain));
+      std::string s;
+      for (int k = 0; k < len; ++k) s += tk.token_to_piece(pick(r, plain));
+      p = bare(s);
     } else if (set == "repeated") {
       static const std::vector<std::string> words = {"the ", "apple ", "7 ", "Answer ", "ha", "! ", "money ", "zzz "};
       const std::string w = r.next() % 2 ? pick(r, words) : tk.token_to_piece(pick(r, plain));
       const int len = 100 + static_cast<int>(r.next() % 201);
-      for (int k = 0; k < len; ++k) p += w;
+      std::string s;
+      for (int k = 0; k < len; ++k) s += w;
+      p = bare(s);
     } else if (set == "other_domain") {
-      p = with_mode(prose(r), m);
+      p = question(prose(r));
     } else if (set == "injection") {
       const std::string q = tinygsm::numbered_question(it), inj = injection(r);
       switch (r.next() % 3) {
-        case 0: p = with_mode(inj + " " + q, m); break;
+        case 0: p = question(inj + " " + q); break;
         case 1: {
           const size_t cut = q.find(". ");
-          p = with_mode(cut == std::string::npos ? q + " " + inj : q.substr(0, cut + 2) + inj + " " + q.substr(cut + 2), m);
+          p = question(cut == std::string::npos ? q + " " + inj : q.substr(0, cut + 2) + inj + " " + q.substr(cut + 2));
           break;
         }
-        default: p = with_mode(q + " " + inj, m);
+        default: p = question(q + " " + inj);
       }
     } else {  // control
-      static const std::vector<std::string> marks = {"\nMode: fast\n", "Answer: 12", "\nQuestion: ", "</s>", "<s>",
-                                                     "\nMode: slow\nAnswer: 3\n", "</s><s>Question:"};
       const std::string q = tinygsm::numbered_question(it);
       const size_t cut = q.find(". ");
       const std::string mk = pick(r, marks);
-      p = with_mode(cut == std::string::npos ? q + " " + mk : q.substr(0, cut + 2) + mk + " " + q.substr(cut + 2), m);
+      p = question(cut == std::string::npos ? q + " " + mk : q.substr(0, cut + 2) + mk + " " + q.substr(cut + 2));
     }
-    out.push_back(std::move(p));
+    auto ids = f.encode(p);
+    out.push_back({std::move(p), std::move(ids)});
   }
   return out;
 }

@@ -76,3 +76,47 @@ TEST_F(ConfidenceCli, AnotherModelsFilesAreRefused) {
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.out.find("error: cannot open data file"), std::string::npos) << bad.out;
 }
+
+// The same tools on the chat reasoner (ChatML turns, levels): its prompts are rendered by its chat
+// template, the answer is read after the think block, and every anomaly set is a user turn.
+TEST(ConfidenceCliChat, ToolsRenderTheChatTemplate) {
+  const std::string chat = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+  if (!std::filesystem::exists(chat)) GTEST_SKIP() << "no chat reasoner";
+  const auto dir = test::temp_dir();
+  const std::string data = (dir / "conf_chat.jsonl").string(), probe = (dir / "conf_chat.bin").string(),
+                    prof = (dir / "conf_chat.kvprofile.bin").string(), dump = (dir / "conf_chat_dump.jsonl").string();
+  ASSERT_EQ(run("tinygsm --jsonl --split validation --n 30 -o " + data).status, 0);
+  auto t = run("train-confidence -m " + chat + " --data " + data + " --modes fast,slow --layers 3 --epochs 5 -q --json -o " + probe);
+  ASSERT_EQ(t.status, 0) << t.out;
+  const auto j = nlohmann::json::parse(t.out);
+  EXPECT_EQ(j["format"], "levels");
+  EXPECT_EQ(j["answers"], 60);
+  EXPECT_GT(j["right"].get<int>(), 0);  // answers read after </think>
+  auto e = run("eval-confidence -m " + chat + " --probe " + probe + " --mode slow --n 10 --no-ablation --no-hidden -q --json");
+  ASSERT_EQ(e.status, 0) << e.out;
+  const auto ej = nlohmann::json::parse(e.out);
+  EXPECT_EQ(ej["format"], "levels");
+  EXPECT_GT(ej["correct"].get<int>(), 0);
+  EXPECT_TRUE(ej["scores"].contains("kv_probe"));
+  auto p = run("kv-profile -m " + chat + " --data " + data + " -q --json -o " + prof);
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_EQ(nlohmann::json::parse(p.out)["prompts_fit"].get<int>() + nlohmann::json::parse(p.out)["prompts_calibration"].get<int>(), 90);
+  auto a = run("eval-anomaly -m " + chat + " --profile " + prof + " --n 10 --sets control,soup -q --json --dump " + dump);
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["format"], "levels");
+  std::ifstream in(dump);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    const auto d = nlohmann::json::parse(line);
+    const std::string text = d["text"];
+    EXPECT_EQ(text.rfind("<|im_start|>user\n", 0), 0u) << text;
+    EXPECT_NE(text.find("<|im_start|>assistant\n<think>\n"), std::string::npos) << text;
+    ++n;
+  }
+  EXPECT_EQ(n, 30);  // normal, control, soup
+  // The first reasoner's bare format on request: no template turns.
+  auto b = run("eval-anomaly -m " + chat + " --profile " + prof + " --n 10 --sets soup --reasoning-format kvscope -q --json");
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_EQ(nlohmann::json::parse(b.out)["format"], "kvscope");
+}
