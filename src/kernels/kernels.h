@@ -44,11 +44,12 @@ class PackedStore {
   size_t bytes_ = 0;
 };
 
-// Re-lays out a matrix for the AVX-512 kernels when the CPU has them: F32/F16/BF16 in groups of
-// 16 rows stored column by column (one load is element k of 16 rows; a group is one sequential stream);
-// the quantized types (with VNNI: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS) in
-// 16-row groups interleaved so that one vpdpbusd advances all 16 output rows by 4 elements and the
-// 16 rows' block scales are one vector (no horizontal sums, no scalar scale loads). Sets w.packed
+// Re-lays out a matrix for this CPU's fastest kernels: F32/F16/BF16 (AVX-512) in groups of 16 rows
+// stored column by column (one load is element k of 16 rows; a group is one sequential stream);
+// the quantized types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS; AVX-512 VNNI
+// or AVX2) in 16-row groups interleaved so that one vpdpbusd advances all 16 output rows by 4
+// elements and the 16 rows' block scales are one vector (no horizontal sums, no scalar scale
+// loads); the AVX2 kernels read the same layout 8 rows at a time. Sets w.packed
 // and returns true; returns false and leaves w alone for other types, on other CPUs, or when the
 // environment sets KVSCOPE_REPACK=0. Same results as the unpacked kernels up to summation order.
 // With a pool, the matrix's row groups are laid out by its workers in parallel (model load).
