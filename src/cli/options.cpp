@@ -71,7 +71,9 @@ SamplingParams SamplingOpts::params() const {
 
 reasoning::ControllerConfig ReasoningOpts::controller() const {
   reasoning::ControllerConfig c = cfg;
-  c.early_answer = cfg.early_answer && !no_early_answer;
+  // Off unless asked for: on both embedded models, cutting reasoning when d falls cost accuracy
+  // (2026-12-05, test n=1000: 83.6% with it against 89.6% without, for 4 fewer tokens per answer).
+  c.early_answer = cfg.early_answer && early_answer && !no_early_answer;
   c.upgrade = cfg.upgrade && !no_upgrade;
   c.validate();
   return c;
@@ -90,7 +92,8 @@ void add_reasoning_options(CLI::App* cmd, ReasoningOpts& o) {
   cmd->add_option("--cap-fast", o.cfg.cap_fast, "Token cap in fast mode")->capture_default_str()->group(g);
   cmd->add_option("--cap-mixed", o.cfg.cap_mixed, "Token cap in mixed mode")->capture_default_str()->group(g);
   cmd->add_option("--cap-slow", o.cfg.cap_slow, "Token cap in slow mode")->capture_default_str()->group(g);
-  cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short")->group(g);
+  cmd->add_flag("--early-answer", o.early_answer, "Cut reasoning short (force the answer) when d falls into the fast band")->group(g);
+  cmd->add_flag("--no-early-answer", o.no_early_answer, "Never cut reasoning short (the default)")->group(g);
   cmd->add_flag("--no-upgrade", o.no_upgrade, "Never restart in a slower mode")->group(g);
   add_reasoning_format_option(cmd, o.format)->group(g);
   cmd->add_option("--think-budget-low", o.budgets.low, "Thinking tokens of reasoning effort low (think formats)")

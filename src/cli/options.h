@@ -42,7 +42,7 @@ void add_sampling_options(CLI::App* cmd, SamplingOpts& o);
 struct ReasoningOpts {
   std::string difficulty;  // "" : the model's own "<model>.difficulty.bin" when it exists
   reasoning::ControllerConfig cfg;
-  bool no_early_answer = false, no_upgrade = false;
+  bool early_answer = false, no_early_answer = false, no_upgrade = false;
   reasoning::ControllerConfig controller() const;
   // Reasoning formats (reasoning/format.h).
   std::string format = "auto";          // --reasoning-format: auto (detect) | none | think | qwen3 | ...
