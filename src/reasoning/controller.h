@@ -36,7 +36,9 @@ struct ControllerConfig {
   int check_every = 5;
   double drop = 0.30, jump = 0.50;
   int cap_fast = 16, cap_mixed = 96, cap_slow = 192;  // generated tokens per attempt in each mode
-  bool early_answer = true, upgrade = true;
+  // The early answer is opt-in: on both embedded models cutting the reasoning when d fell cost
+  // accuracy (2026-12-05, test n=1000: 83.6% with it, 89.6% without, for 4 fewer tokens).
+  bool early_answer = false, upgrade = true;
   double retry_below = 0.98;  // answer confidence under which fast/mixed answers are retried slower
   int cap(Mode m) const { return m == Mode::Fast ? cap_fast : m == Mode::Mixed ? cap_mixed : cap_slow; }
   // Throws InputError naming the bad value (thresholds out of order or outside [0, 100], ...).

@@ -23,6 +23,7 @@ AdaptiveConfig levels(int max_tokens = 100) {
   AdaptiveConfig c;
   c.kind = FormatKind::Levels;
   c.max_tokens = max_tokens;
+  c.controller.early_answer = true;
   return c;
 }
 

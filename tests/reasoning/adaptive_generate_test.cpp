@@ -123,6 +123,7 @@ TEST_F(Adaptive, EarlyAnswerForcesTheAnswerCue) {
     o.controller.fast_at_most = 99;
     o.controller.slow_above = 99.5;
     o.controller.drop = 0.01;  // any d below 99 cuts the reasoning at the first check
+    o.controller.early_answer = true;
     const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
     if (r.report["switches"].empty()) continue;
     ++early;
@@ -147,6 +148,7 @@ TEST_F(Adaptive, AnAnswerAlreadyGivenIsNeverForcedAgain) {
   for (const auto& it : items) {
     AdaptiveOptions o;
     o.cached = ModeChoice{Mode::Mixed, 50, 0.9, "test"};
+    o.controller.early_answer = true;
     const auto r = generate_adaptive(ctx, tinygsm_question(it), greedy(), fx().diff.features, &fx().diff.mlp, o);
     if (r.final_mode != Mode::Mixed) continue;
     ++checked;

@@ -35,7 +35,9 @@ TEST(Controller, LowConfidenceFallsBackToSlow) {
 }
 
 TEST(Controller, AnswersEarlyWhenDifficultyFalls) {
-  Controller c;
+  ControllerConfig cfg;
+  cfg.early_answer = true;
+  Controller c(cfg);
   c.start({Mode::Slow, 80, 0.9, ""});
   EXPECT_EQ(c.observe(5, est(70)), Controller::Action::Continue);  // fell < 30%
   EXPECT_EQ(c.observe(10, est(30)), Controller::Action::Continue);  // fell > 30% but not into the fast band
@@ -48,7 +50,9 @@ TEST(Controller, AnswersEarlyWhenDifficultyFalls) {
 }
 
 TEST(Controller, NoEarlyAnswerOnceTheAnswerHasStarted) {
-  Controller c;
+  ControllerConfig cfg;
+  cfg.early_answer = true;
+  Controller c(cfg);
   c.start({Mode::Mixed, 60, 0.9, ""});
   // The model wrote its answer and d collapsed: forcing the cue again would only add a second answer.
   EXPECT_EQ(c.observe(20, est(5), true), Controller::Action::Continue);

@@ -18,6 +18,7 @@ struct Config {
   const char* name;
   std::string cli;  // the CLI's flags for it
   double fast, slow, min_conf, retry_below, drop;
+  bool early_answer = false;
 };
 
 const Config kConfigs[] = {
@@ -26,7 +27,7 @@ const Config kConfigs[] = {
     // is under 1).
     {"retries", "--fast-threshold 100 --slow-threshold 100 --min-confidence 0 --retry-below 1", 100, 100, 0, 1.0, 0.30},
     // One threshold and a hair trigger: early answers and upgrades whenever d moves.
-    {"switches", "--fast-threshold 45 --slow-threshold 45 --min-confidence 0 --early-drop 0.02", 45, 45, 0, 0.98, 0.02},
+    {"switches", "--fast-threshold 45 --slow-threshold 45 --min-confidence 0 --early-drop 0.02 --early-answer", 45, 45, 0, 0.98, 0.02, true},
 };
 
 const char* kQuestions[] = {
@@ -72,6 +73,7 @@ TEST(ServerAdaptiveDriver, CliAndServerGiveTheSameTextAndTrace) {
       o.controller.min_confidence = cfg.min_conf;
       o.controller.retry_below = cfg.retry_below;
       o.controller.drop = cfg.drop;
+      o.controller.early_answer = cfg.early_answer;
       auto srv = start_server(o);
       for (const char* q : kQuestions) {
         const std::string what = std::string(chat ? "levels" : "v1") + "/" + cfg.name + ": " + q;
