@@ -12,6 +12,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) { return 
 }  // namespace
 
 PromptFormat::PromptFormat(const Model& m, reasoning::FormatKind kind) : model_(&m), kind_(kind) {
+  // A model without a chat template or reasoning format (a base or random model) is asked in bare
+  // text, the first reasoner's form, as these tools always did.
+  if (kind_ == reasoning::FormatKind::None && m.chat_template().empty()) kind_ = reasoning::FormatKind::Kvscope;
   if (!chat()) {
     markers_ = {"\nMode: fast\n", "Answer: 12", "\nQuestion: ", "</s>", "<s>", "\nMode: slow\nAnswer: 3\n", "</s><s>Question:"};
     return;

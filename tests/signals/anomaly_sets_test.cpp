@@ -158,11 +158,19 @@ TEST(AnomalySets, FirstReasonerKeepsItsBareFormat) {
   EXPECT_NE(std::find(mk.begin(), mk.end(), "\nMode: fast\n"), mk.end());
 }
 
-TEST(AnomalySets, ModelWithoutTemplateOrFormatIsRefused) {
+// A base or random model (no chat template, no reasoning format) is asked in bare text, as these
+// tools always did, instead of being refused; a think format without a template cannot be rendered.
+TEST(AnomalySets, ModelWithoutTemplateOrFormatIsAskedInBareText) {
   auto s = fixtures::tiny_spec(64, 2, 2, 1, 64, 400, 256, 33);
   const Model& m = fixtures::model(s, "anomaly-plain");
+  const training::PromptFormat f(m, reasoning::FormatKind::None);
+  EXPECT_FALSE(f.chat());
+  const std::string user = "Question: (1) Tom has 3 pens. How many pens does Tom have?";
+  const std::string p = f.render(user, Mode::Slow);
+  EXPECT_EQ(p.rfind(user, 0), 0u) << p;  // no template around it
+  EXPECT_NE(p.find("\nMode: slow"), std::string::npos) << p;
   try {
-    training::PromptFormat f(m, reasoning::FormatKind::None);
+    training::PromptFormat think(m, reasoning::FormatKind::Qwen3);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no chat template"), std::string::npos) << e.what();
