@@ -122,9 +122,17 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
 
 // The features of `spec` out of a row collected with every layer, the logits and the count.
 std::vector<float> slice(const std::vector<float>& all, const signals::ProbeSpec& spec, int head_dim) {
-  // Collected with the prompt and last parts: [pooled 2hd][4 stats][prompt 2hd][last 2hd].
+  // Collected with the prompt and last parts: [pooled 2hd][4 stats][prompt 2hd][last 2hd] per
+  // layer, then the logits, the number statistics (rows of older builds have none) and the count.
   const int e = 2 * head_dim, per = 3 * e + 4, resp = e + 4;
-  const size_t nl_all = (all.size() - signals::kProbeLogitFeatures - 1) / per;
+  const size_t base = signals::kProbeLogitFeatures + 1;
+  const bool has_numbers = all.size() >= base + signals::kProbeNumberFeatures &&
+                           (all.size() - base) % per != 0 && (all.size() - base - signals::kProbeNumberFeatures) % per == 0;
+  const size_t nnum = has_numbers ? signals::kProbeNumberFeatures : 0;
+  if (all.size() < base || (all.size() - base - nnum) % per != 0) throw InputError("feature row of an unexpected length");
+  if (spec.numbers && !has_numbers)
+    throw InputError("the feature rows hold no number statistics (collected by an older build); collect them again");
+  const size_t nl_all = (all.size() - base - nnum) / per;
   std::vector<float> out;
   if (spec.kv)
     for (int l : spec.layers) {
@@ -134,8 +142,9 @@ std::vector<float> slice(const std::vector<float>& all, const signals::ProbeSpec
       if (spec.prompt) out.insert(out.end(), b + resp, b + resp + e);
       if (spec.last) out.insert(out.end(), b + resp + e, b + resp + 2 * e);
     }
-  const auto tail = all.end() - signals::kProbeLogitFeatures - 1;
+  const auto tail = all.end() - static_cast<long>(base + nnum);
   if (spec.logits) out.insert(out.end(), tail, tail + signals::kProbeLogitFeatures);
+  if (spec.numbers) out.insert(out.end(), tail + signals::kProbeLogitFeatures, all.end() - 1);
   out.push_back(all.back());
   return out;
 }
@@ -160,7 +169,7 @@ void add_train_confidence_command(CLI::App& app) {
     int hidden = 32, epochs = 200, patience = 20, max_tokens = 256;
     double lr = 1e-3, val = 0.2, wd = 1e-3, cut_fpr = 0.02;
     uint64_t seed = 1;
-    bool no_kv = false, no_logits = false, prompt = false, last = false, final_only = false, json = false, quiet = false;
+    bool no_kv = false, no_logits = false, prompt = false, last = false, numbers = false, final_only = false, json = false, quiet = false;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -176,6 +185,8 @@ void add_train_confidence_command(CLI::App& app) {
   cmd->add_flag("--no-logits", o->no_logits, "KV features only (ablation)");
   cmd->add_flag("--prompt", o->prompt, "Also read the prompt's pooled KV per layer");
   cmd->add_flag("--last", o->last, "Also read the latest token's KV per layer");
+  cmd->add_flag("--numbers", o->numbers,
+                "Also read the logit statistics of the tokens that write numbers (results after '=', the final answer)");
   cmd->add_flag("--final-only", o->final_only, "Learn from finished answers only (no 25/50/75% rows)");
   cmd->add_option("--hidden", o->hidden, "MLP hidden width")->check(CLI::Range(2, 512))->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Maximum epochs")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -203,10 +214,11 @@ void add_train_confidence_command(CLI::App& app) {
     signals::ProbeSpec spec;
     spec.kv = !o->no_kv;
     spec.logits = !o->no_logits;
-    if (!spec.kv && !spec.logits) throw InputError("--no-kv and --no-logits leave the probe nothing to read");
+    if (!spec.kv && !spec.logits && !o->numbers) throw InputError("--no-kv and --no-logits leave the probe nothing to read");
     if (spec.kv) spec.layers = signals::parse_layers(o->layers, hp.n_layer);
     spec.prompt = spec.kv && o->prompt;
     spec.last = spec.kv && o->last;
+    spec.numbers = o->numbers;
     const uint64_t fp = model_fingerprint(*model);
 
     std::vector<Row> rows;
@@ -251,6 +263,7 @@ void add_train_confidence_command(CLI::App& app) {
       so.probe_spec.layers = signals::parse_layers("all", hp.n_layer);
       so.probe_spec.prompt = true;
       so.probe_spec.last = true;
+      so.probe_spec.numbers = true;
       int total = 0;
       for (const auto& d : data) total += static_cast<int>(d.prompts.size());
       Progress bar(!o->quiet, total, "answer and label");
@@ -339,6 +352,7 @@ void add_train_confidence_command(CLI::App& app) {
                            {"logits", spec.logits},
                            {"prompt", spec.prompt},
                            {"last", spec.last},
+                           {"numbers", spec.numbers},
                            {"inputs", mlp.input_dim()},
                            {"hidden", mlp.hidden()},
                            {"params", mlp.n_params()},

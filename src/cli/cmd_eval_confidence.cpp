@@ -194,6 +194,7 @@ void add_eval_confidence_command(CLI::App& app) {
       for (int t = 0; t < reps; ++t) {
         k[t % k.size()] += 0.01f;
         for (int l : probe->spec.layers) pt.on_kv(l, t, 1, k.data(), v.data());
+        if (pt.wants_tokens()) pt.on_token(ls, model->tokenizer().token_to_piece(t % hp.n_vocab));
         sink += probe->mlp.score(pt.features(ls));
       }
       probe_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tp).count() / reps;

@@ -5,7 +5,7 @@
 namespace kvscope::reasoning {
 
 ProbeEarlyCut::ProbeEarlyCut(const Model& model, const signals::ProbeFile& probe, double below, int min_tokens)
-    : probe_(probe), features_(model.hparams(), probe.spec), below_(below > 0 ? below : probe.cut_below),
+    : tokenizer_(model.tokenizer()), probe_(probe), features_(model.hparams(), probe.spec), below_(below > 0 ? below : probe.cut_below),
       min_tokens_(min_tokens) {
   if (probe.mlp.input_dim() != features_.dim())
     throw InputError("confidence probe expects " + std::to_string(probe.mlp.input_dim()) + " features, this model gives " +
@@ -26,7 +26,10 @@ void ProbeEarlyCut::begin(int prompt_len) {
   stats_ = signals::LogitStats();
 }
 
-void ProbeEarlyCut::token(const float* logits, int n_vocab, int32_t id) { stats_.add(logits, n_vocab, id); }
+void ProbeEarlyCut::token(const float* logits, int n_vocab, int32_t id) {
+  stats_.add(logits, n_vocab, id);
+  if (features_.wants_tokens()) features_.on_token(stats_, tokenizer_.token_to_piece(id));
+}
 
 bool ProbeEarlyCut::cut(Mode, int generated, double& p_correct, double& threshold) {
   threshold = below_;

@@ -20,6 +20,7 @@ class ProbeEarlyCut final : public AttemptMonitor {
   double threshold() const { return below_; }
 
  private:
+  const tok::Tokenizer& tokenizer_;
   const signals::ProbeFile& probe_;
   signals::ProbeFeatures features_;
   signals::LogitStats stats_;

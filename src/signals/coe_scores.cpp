@@ -90,8 +90,15 @@ void LogitStats::observe(const float* logits, int n_vocab) {
   // Softmax in double: the baselines are compared at the third decimal.
   const float mx = *std::max_element(logits, logits + n_vocab);
   p_.resize(n_vocab);
-  double z = 0;
-  for (int i = 0; i < n_vocab; ++i) z += p_[i] = std::exp(double(logits[i]) - mx);
+  double z = 0, second = 0;  // second: the runner-up's exp(logit - max)
+  bool seen_max = false;
+  for (int i = 0; i < n_vocab; ++i) {
+    z += p_[i] = std::exp(double(logits[i]) - mx);
+    if (logits[i] == mx && !seen_max)
+      seen_max = true;
+    else
+      second = std::max(second, p_[i]);
+  }
   double h = 0;
   for (int i = 0; i < n_vocab; ++i) {
     const double p = p_[i] / z;
@@ -109,6 +116,8 @@ void LogitStats::observe(const float* logits, int n_vocab) {
   pending_n_ = n_vocab;
   pending_max_ = mx;
   pending_logz_ = std::log(z);
+  pending_margin_ = (1.0 - second) / z;
+  pending_entropy_ = h;
 }
 
 void LogitStats::choose(int chosen) {
@@ -118,6 +127,9 @@ void LogitStats::choose(int chosen) {
   sum_logp_ += lp;
   min_logp_ = n_chosen_ ? std::min(min_logp_, lp) : lp;
   ++n_chosen_;
+  last_p_ = std::exp(lp);
+  last_margin_ = pending_margin_;
+  last_entropy_ = pending_entropy_;
   pending_ = nullptr;
 }
 

@@ -64,6 +64,11 @@ class LogitStats {
   double mean_logp() const { return n_chosen_ ? sum_logp_ / n_chosen_ : 0.0; }
   double min_logp() const { return n_chosen_ ? min_logp_ : 0.0; }
   double share_max_prob_below(double t) const;  // t: 0.9 or 0.5
+  // The latest chosen token: its probability, its distribution's top1 - top2 probability margin
+  // and entropy (the confidence probe's number-token statistics read them per token).
+  double last_p() const { return last_p_; }
+  double last_margin() const { return last_margin_; }
+  double last_entropy() const { return last_entropy_; }
 
  private:
   int n_ = 0, n_chosen_ = 0, n_below90_ = 0, n_below50_ = 0;
@@ -72,7 +77,8 @@ class LogitStats {
   std::vector<double> p_;
   const float* pending_ = nullptr;
   int pending_n_ = 0;
-  double pending_max_ = 0, pending_logz_ = 0;
+  double pending_max_ = 0, pending_logz_ = 0, pending_margin_ = 0, pending_entropy_ = 0;
+  double last_p_ = 0, last_margin_ = 0, last_entropy_ = 0;
 };
 
 // +1 when a higher value means "more likely correct", -1 when lower does. MaxProb: +1; perplexity

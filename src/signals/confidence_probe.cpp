@@ -14,7 +14,125 @@
 namespace kvscope::signals {
 
 int ProbeSpec::dim(int head_dim) const {
-  return (kv ? static_cast<int>(layers.size()) * per_layer(head_dim) : 0) + (logits ? kProbeLogitFeatures : 0) + 1;
+  return (kv ? static_cast<int>(layers.size()) * per_layer(head_dim) : 0) + (logits ? kProbeLogitFeatures : 0) +
+         (numbers ? kProbeNumberFeatures : 0) + 1;
+}
+
+uint8_t classify_piece(const std::string& piece) {
+  uint8_t c = 0;
+  for (const char ch : piece) {
+    if (ch >= '0' && ch <= '9') c |= kTokDigit;
+    else if (ch == '=') c |= kTokEquals;
+    else if (ch == '+' || ch == '-' || ch == '*' || ch == '/' || ch == 'x') c |= kTokOperator;
+    else if (ch == '\n') c |= kTokNewline;
+  }
+  // Letters spell words: an 'x' inside one is not a times sign.
+  if (c & kTokOperator) {
+    int letters = 0;
+    for (const char ch : piece) letters += (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+    if (letters > 1) c &= static_cast<uint8_t>(~kTokOperator);
+  }
+  return c;
+}
+
+void NumberStats::Agg::add(double p, double margin, double entropy) {
+  ++n;
+  min_p = std::min(min_p, p);
+  sum_logp += std::log(std::max(p, 1e-30));
+  min_margin = std::min(min_margin, margin);
+  max_entropy = std::max(max_entropy, entropy);
+}
+
+void NumberStats::add(double p, double margin, double entropy, uint8_t cls) {
+  if (cls & kTokEquals) after_eq = true;
+  if (cls & kTokDigit) {
+    if (!in_number) {
+      in_number = true;
+      in_result = after_eq;
+      ++numbers;
+      last = Agg();
+      last_first_p = p;
+    }
+    digits.add(p, margin, entropy);
+    last.add(p, margin, entropy);
+    if (in_result) result.add(p, margin, entropy);
+  } else {
+    if (in_number && in_result) after_eq = (cls & kTokEquals) != 0;
+    in_number = in_result = false;
+    if (cls & kTokOperator) ops.add(p, margin, entropy);
+  }
+  if (cls & kTokNewline) after_eq = false;
+}
+
+void NumberStats::append(std::vector<float>& f) const {
+  auto mean_logp = [](const Agg& a) { return a.n ? static_cast<float>(a.sum_logp / a.n) : 0.0f; };
+  f.push_back(static_cast<float>(result.min_p));
+  f.push_back(mean_logp(result));
+  f.push_back(static_cast<float>(result.min_margin));
+  f.push_back(static_cast<float>(result.max_entropy));
+  f.push_back(static_cast<float>(digits.min_p));
+  f.push_back(mean_logp(digits));
+  f.push_back(static_cast<float>(digits.min_margin));
+  f.push_back(static_cast<float>(ops.min_p));
+  f.push_back(static_cast<float>(ops.min_margin));
+  f.push_back(static_cast<float>(last_first_p));
+  f.push_back(static_cast<float>(last.min_p));
+  f.push_back(static_cast<float>(last.min_margin));
+  f.push_back(static_cast<float>(std::log1p(static_cast<double>(result.n))));
+  f.push_back(static_cast<float>(std::log1p(static_cast<double>(numbers))));
+}
+
+std::vector<double> number_features_reference(const std::vector<std::string>& pieces, const std::vector<double>& p,
+                                              const std::vector<double>& margin, const std::vector<double>& entropy) {
+  // Whole-response view: split the text into tokens' classes, find the numbers (maximal runs of
+  // digit tokens), which of them follow an "=" on their line, and the last one.
+  const size_t n = pieces.size();
+  std::vector<uint8_t> cls(n);
+  for (size_t i = 0; i < n; ++i) cls[i] = classify_piece(pieces[i]);
+  std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) of each number
+  for (size_t i = 0; i < n;) {
+    if (!(cls[i] & kTokDigit)) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && (cls[j] & kTokDigit)) ++j;
+    runs.push_back({i, j});
+    i = j;
+  }
+  // A number is a result when an "=" precedes it with neither a newline nor another number's
+  // start between them (each "=" opens one result).
+  std::vector<bool> res(n, false);
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const size_t b = runs[r].first;
+    size_t t = b;
+    while (t > 0 && !(cls[t - 1] & kTokEquals)) --t;
+    if (t == 0) continue;  // no "=" before
+    --t;                   // the "=" token
+    bool open = true;
+    for (size_t u = t; u < b; ++u) open = open && !(cls[u] & kTokNewline);
+    if (r > 0 && runs[r - 1].first > t) open = false;
+    if (open)
+      for (size_t u = b; u < runs[r].second; ++u) res[u] = true;
+  }
+  double rmin = 1, rsum = 0, rmarg = 1, rent = 0, dmin = 1, dsum = 0, dmarg = 1, omin = 1, omarg = 1;
+  int rn = 0, dn = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (cls[i] & kTokDigit) {
+      dmin = std::min(dmin, p[i]), dsum += std::log(p[i]), dmarg = std::min(dmarg, margin[i]), ++dn;
+      if (res[i]) rmin = std::min(rmin, p[i]), rsum += std::log(p[i]), rmarg = std::min(rmarg, margin[i]), rent = std::max(rent, entropy[i]), ++rn;
+    } else if (cls[i] & kTokOperator) {
+      omin = std::min(omin, p[i]), omarg = std::min(omarg, margin[i]);
+    }
+  }
+  double lfirst = 1, lmin = 1, lmarg = 1;
+  if (!runs.empty()) {
+    const auto [b, e] = runs.back();
+    lfirst = p[b];
+    for (size_t t = b; t < e; ++t) lmin = std::min(lmin, p[t]), lmarg = std::min(lmarg, margin[t]);
+  }
+  return {rmin, rn ? rsum / rn : 0.0, rmarg, rent, dmin, dn ? dsum / dn : 0.0, dmarg, omin, omarg,
+          lfirst, lmin, lmarg, std::log1p(double(rn)), std::log1p(double(runs.size()))};
 }
 
 ProbeFeatures::ProbeFeatures(const HParams& hp, ProbeSpec spec, int begin, int end)
@@ -47,6 +165,11 @@ void ProbeFeatures::reset(int begin, int end) {
   st_.n.assign(L, 0);
   st_.next_pos = INT_MIN;
   st_.n_tokens = 0;
+  st_.numbers = NumberStats();
+}
+
+void ProbeFeatures::on_token(const LogitStats& ls, const std::string& piece) {
+  if (spec_.numbers) st_.numbers.add(ls.last_p(), ls.last_margin(), ls.last_entropy(), classify_piece(piece));
 }
 
 void ProbeFeatures::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
@@ -149,6 +272,7 @@ std::vector<float> ProbeFeatures::features(const LogitStats& ls) const {
     f.push_back(static_cast<float>(ls.share_max_prob_below(0.9)));
     f.push_back(static_cast<float>(ls.share_max_prob_below(0.5)));
   }
+  if (spec_.numbers) st_.numbers.append(f);
   // Token count: from the KV tap, or from the logits when the probe reads no KV.
   const int n = spec_.kv ? st_.n_tokens : ls.n();
   f.push_back(static_cast<float>(std::log1p(static_cast<double>(n))));
@@ -157,7 +281,7 @@ std::vector<float> ProbeFeatures::features(const LogitStats& ls) const {
 
 size_t ProbeFeatures::state_bytes() const {
   return (st_.sum.size() + st_.prev.size() + st_.prompt_sum.size() + st_.stats.size()) * sizeof(float) + st_.n.size() * sizeof(int) +
-         2 * sizeof(int);
+         2 * sizeof(int) + (spec_.numbers ? sizeof(NumberStats) : 0);
 }
 
 std::vector<double> probe_kv_features_reference(const ProbeSpec& spec, int head_dim, int n_head_kv,
@@ -276,15 +400,16 @@ void ProbeMLP::unpack(int input_dim, int hidden, const std::vector<float>& flat)
 
 namespace {
 constexpr char kMagic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'B', '1'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the numbers flag (bit 3); version 1 files have none
 }  // namespace
 
 void save_probe(const std::string& path, const ProbeFile& f) {
-  ModelFileWriter o(kMagic, kVersion, f.model_fingerprint);
+  // A probe without number statistics stays a version-1 file, readable by older builds.
+  ModelFileWriter o(kMagic, f.spec.numbers ? kVersion : 1, f.model_fingerprint);
   o.put<uint32_t>(static_cast<uint32_t>(f.spec.layers.size()));
   for (int l : f.spec.layers) o.put<int32_t>(l);
   o.put<uint8_t>(f.spec.kv);
-  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0));
+  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0) | (f.spec.numbers ? 8 : 0));
   o.put<double>(f.cut_below);
   o.str(f.info);
   o.put<int32_t>(f.mlp.input_dim());
@@ -295,7 +420,7 @@ void save_probe(const std::string& path, const ProbeFile& f) {
 
 ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
   ModelFileReader in(path, kMagic, kVersion, "confidence file", expect_fingerprint,
-                     "train one for this model with kvscope train-confidence");
+                     "train one for this model with kvscope train-confidence", 1);
   ProbeFile f;
   f.model_fingerprint = in.fingerprint();
   const uint32_t nl = in.get<uint32_t>();
@@ -306,6 +431,9 @@ ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
   f.spec.logits = flags & 1;
   f.spec.prompt = flags & 2;
   f.spec.last = flags & 4;
+  f.spec.numbers = flags & 8;
+  if (in.version() < 2 && f.spec.numbers) throw in.damaged("flags");
+  if (flags & ~15) throw in.damaged("flags");
   f.cut_below = in.get<double>();
   f.info = in.str();
   const int32_t din = in.get<int32_t>(), hid = in.get<int32_t>();

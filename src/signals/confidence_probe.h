@@ -12,7 +12,8 @@
 //   with ProbeSpec::last: the latest u_{l,t}                                (2 * head_dim)
 // then, with ProbeSpec::logits, the running logit statistics of signals::LogitStats (8 values:
 // mean and min max-probability, mean and max entropy, mean and min log p(chosen), shares of tokens
-// whose max-probability is under 0.9 and 0.5), and last log(1 + tokens observed).
+// whose max-probability is under 0.9 and 0.5), with ProbeSpec::numbers the number-token statistics
+// of signals::NumberStats (kProbeNumberFeatures values), and last log(1 + tokens observed).
 // State per sequence: two 2*head_dim float vectors and four scalars per layer (fixed, no per-token
 // growth), e.g. 1 KB for two layers of a head_dim-32 model.
 #pragma once
@@ -33,11 +34,47 @@ struct ProbeSpec {
   bool logits = true;       // the running logit statistics
   bool prompt = false;      // also the prompt's pooled u per layer (what was asked, next to how it is answered)
   bool last = false;        // also the latest token's u per layer (already kept for dtheta)
+  // Also the logit statistics of the tokens that write numbers (NumberStats): a wrong result digit
+  // is one low-confidence token among a hundred sure ones, invisible in means over every token.
+  bool numbers = false;
   int per_layer(int head_dim) const { return 2 * head_dim + 4 + (prompt ? 2 * head_dim : 0) + (last ? 2 * head_dim : 0); }
   int dim(int head_dim) const;
 };
 
 inline constexpr int kProbeLogitFeatures = 8;
+inline constexpr int kProbeNumberFeatures = 14;
+
+// What a chosen token's text holds, for NumberStats.
+enum TokenClass : uint8_t { kTokDigit = 1, kTokEquals = 2, kTokOperator = 4, kTokNewline = 8 };
+uint8_t classify_piece(const std::string& piece);
+
+// Running logit statistics over the tokens that write numbers, read from each chosen token's
+// probability p, its distribution's top1 - top2 margin and entropy. A number is a run of tokens
+// holding digits; a result is a number after "=" (up to the number's end; a newline also ends the
+// "=" context); the last number is the latest one (the final answer once the response ends).
+// Features (kProbeNumberFeatures), each 1 / 0 for p and margin when no token of the kind was seen:
+//   result digits: min p, mean log p, min margin, max entropy
+//   every digit token: min p, mean log p, min margin
+//   operator tokens (+ - * / x, = excluded): min p, min margin
+//   the last number: p of its first token, min p, min margin
+//   log(1 + result digit tokens), log(1 + numbers)
+struct NumberStats {
+  struct Agg {
+    int n = 0;
+    double min_p = 1, sum_logp = 0, min_margin = 1, max_entropy = 0;
+    void add(double p, double margin, double entropy);
+  };
+  Agg result, digits, ops, last;
+  double last_first_p = 1;
+  int numbers = 0;
+  bool in_number = false, in_result = false, after_eq = false;
+
+  void add(double p, double margin, double entropy, uint8_t cls);
+  void append(std::vector<float>& f) const;
+};
+// The reference: the same features from whole per-token lists (no running state), for the tests.
+std::vector<double> number_features_reference(const std::vector<std::string>& pieces, const std::vector<double>& p,
+                                              const std::vector<double>& margin, const std::vector<double>& entropy);
 
 // The tap side: running per-layer sums over positions >= begin (the response).
 class ProbeFeatures final : public KVTap {
@@ -47,6 +84,9 @@ class ProbeFeatures final : public KVTap {
   ProbeFeatures(const HParams& hp, ProbeSpec spec, int begin = 0, int end = INT_MAX);
   void on_kv(int layer, int pos0, int n, const float* k, const float* v) override;
   void reset(int begin, int end = INT_MAX);
+  // A token was chosen (after ls.choose): its text feeds the number statistics (spec.numbers).
+  void on_token(const LogitStats& ls, const std::string& piece);
+  bool wants_tokens() const { return spec_.numbers; }
 
   const ProbeSpec& spec() const { return spec_; }
   int n_tokens() const { return st_.n_tokens; }
@@ -62,6 +102,7 @@ class ProbeFeatures final : public KVTap {
     std::vector<float> stats;  // per layer: sum dr, sum dtheta, max dr, max dtheta
     std::vector<int> n;        // per layer: tokens observed
     int next_pos = INT_MIN, n_tokens = 0;
+    NumberStats numbers;
   };
   State state() const { return st_; }
   void restore(const State& s) { st_ = s; }
@@ -112,6 +153,7 @@ struct ProbeFile {
 };
 
 // Binary, little-endian: "KVSPROB1", version, fingerprint, spec, threshold, info, dims, floats.
+// Version 2 (written when the spec reads number statistics) adds that flag; version 1 files load.
 void save_probe(const std::string& path, const ProbeFile& f);
 // Throws InputError naming the file: not a confidence file, damaged, wrong version, or (when
 // expect_fingerprint != 0) trained for another model.

@@ -74,7 +74,7 @@ TapOptions main_options(const HParams& hp, int prompt_len, const SignalOptions& 
 }  // namespace
 
 ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalOptions& so)
-    : hp_(model.hparams()), so_(so), main_(hp_, main_options(hp_, prompt_len, so)) {
+    : hp_(model.hparams()), tokenizer_(model.tokenizer()), so_(so), main_(hp_, main_options(hp_, prompt_len, so)) {
   // The main tap carries the hidden sums; the ablation taps only KV.
   std::vector<KVTap*> all = {&main_};
   for (const auto& x : so.extra) {
@@ -104,6 +104,7 @@ ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalO
 void ResponseScorer::observe_token(int32_t chosen) {
   logit_stats_.choose(chosen);
   if (!probe_) return;
+  if (probe_->wants_tokens()) probe_->on_token(logit_stats_, tokenizer_.token_to_piece(chosen));
   if (so_.probe_features_trace) probe_feats_.push_back(probe_->features(logit_stats_));
   if (so_.probe && so_.probe_trace)
     probe_trace_.push_back(static_cast<float>(so_.probe->mlp.score(so_.probe_features_trace ? probe_feats_.back()

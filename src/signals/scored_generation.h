@@ -93,6 +93,7 @@ class ResponseScorer {
 
  private:
   const HParams& hp_;
+  const tok::Tokenizer& tokenizer_;  // the chosen tokens' text, for the probe's number statistics
   SignalOptions so_;
   FeatureTap main_;
   std::vector<std::unique_ptr<FeatureTap>> extra_;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <fstream>
 
 #include "engine/context.h"
@@ -293,4 +295,206 @@ TEST(ConfidenceProbe, TrainingSeparatesALearnableSignal) {
   std::vector<float> hi = {0, 0, 2, 0, 0}, lo = {0, 0, -2, 0, 0};
   EXPECT_GT(mlp.score(hi), 0.8);
   EXPECT_LT(mlp.score(lo), 0.2);
+}
+
+// ---- number-token statistics (ProbeSpec::numbers) ----
+
+namespace {
+
+// A response as its tokens' text: "12 + 30 = 42\n42 x 2 = 8 4\nThe answer is 84".
+std::vector<std::string> answer_pieces() {
+  return {"1", "2", " +", " ", "3", "0", " =", " ", "4", "2", "\n", "4", "2", " x", " ", "2", " =", " ", "8", " ", "4",
+          "\n", "The", " answer", " is", " ", "8", "4"};
+}
+
+}  // namespace
+
+TEST(ConfidenceProbe, NumberTokensAreClassifiedByTheirText) {
+  EXPECT_EQ(classify_piece("7"), kTokDigit);
+  EXPECT_EQ(classify_piece(" ="), kTokEquals);
+  EXPECT_EQ(classify_piece(" x"), kTokOperator);
+  EXPECT_EQ(classify_piece(" extra"), 0);  // an x inside a word is no times sign
+  EXPECT_EQ(classify_piece("-"), kTokOperator);
+  EXPECT_EQ(classify_piece("\n"), kTokNewline);
+  EXPECT_EQ(classify_piece("=1"), kTokEquals | kTokDigit);
+}
+
+TEST(ConfidenceProbe, NumberStatisticsEqualTheReferenceOnAHandWrittenAnswer) {
+  const auto pieces = answer_pieces();
+  const size_t n = pieces.size();
+  std::vector<double> p(n, 0.99), margin(n, 0.98), ent(n, 0.05);
+  // The result's second digit ("8 4": index 20) is the unsure token; the first number's digit a
+  // little unsure; the operator "x" unsure; the final answer's first digit "8" (index 26).
+  p[20] = 0.40, margin[20] = 0.10, ent[20] = 1.2;
+  p[1] = 0.70, margin[1] = 0.50;
+  p[13] = 0.60, margin[13] = 0.30;
+  p[26] = 0.80, margin[26] = 0.65;
+  NumberStats ns;
+  for (size_t i = 0; i < n; ++i) ns.add(p[i], margin[i], ent[i], classify_piece(pieces[i]));
+  std::vector<float> f;
+  ns.append(f);
+  ASSERT_EQ(f.size(), static_cast<size_t>(kProbeNumberFeatures));
+  // By hand: results are "42" and "8 4" (the space splits it into the numbers 8 and 4, only the
+  // 8 follows "="): result digits 4, 2, 8 (indices 8, 9, 18).
+  EXPECT_NEAR(f[0], 0.99, 1e-6);                  // min p over result digits (the unsure 4 is not a result)
+  EXPECT_NEAR(f[1], std::log(0.99), 1e-6);
+  EXPECT_NEAR(f[4], 0.40, 1e-6);                  // min p over every digit
+  EXPECT_NEAR(f[7], 0.60, 1e-6);                  // the operator x
+  EXPECT_NEAR(f[8], 0.30, 1e-6);
+  EXPECT_NEAR(f[9], 0.80, 1e-6);                  // the final answer's first token
+  EXPECT_NEAR(f[10], 0.80, 1e-6);
+  EXPECT_NEAR(f[11], 0.65, 1e-6);
+  EXPECT_NEAR(f[12], std::log1p(3.0), 1e-6);      // three result digits
+  EXPECT_NEAR(f[13], std::log1p(8.0), 1e-6);      // 12 30 42 42 2 8 4 84
+  const auto ref = number_features_reference(pieces, p, margin, ent);
+  ASSERT_EQ(ref.size(), f.size());
+  for (size_t j = 0; j < f.size(); ++j) EXPECT_NEAR(f[j], ref[j], 1e-6) << "feature " << j;
+}
+
+TEST(ConfidenceProbe, NumberStatisticsEqualTheReferenceOnRandomTexts) {
+  const std::vector<std::string> kinds = {"1", "23", " =", "=", " +", " -", " x", " *", "/", " ", "\n", " the", " box",
+                                          " 5", "=7", "\n3", "."};
+  util::SplitMix64 r{5};
+  for (int c = 0; c < 300; ++c) {
+    const int n = 1 + static_cast<int>(r.next() % 40);
+    std::vector<std::string> pieces;
+    std::vector<double> p, margin, ent;
+    NumberStats ns;
+    for (int i = 0; i < n; ++i) {
+      pieces.push_back(kinds[r.next() % kinds.size()]);
+      p.push_back(0.05 + 0.95 * r.uniform());
+      margin.push_back(p.back() * r.uniform());
+      ent.push_back(3 * r.uniform());
+      ns.add(p.back(), margin.back(), ent.back(), classify_piece(pieces.back()));
+    }
+    std::vector<float> f;
+    ns.append(f);
+    const auto ref = number_features_reference(pieces, p, margin, ent);
+    for (size_t j = 0; j < f.size(); ++j) ASSERT_NEAR(f[j], ref[j], 1e-5) << "case " << c << " feature " << j;
+  }
+}
+
+TEST(ConfidenceProbe, NumberFeaturesOfAGenerationEqualTheReferenceAndIgnoreBatching) {
+  // Generated tokens of a random model, scored by the engine one request at a time and four at a
+  // time: the number features equal the reference recomputed from the logits the scheduler gave
+  // and the chosen tokens' text.
+  const Model& m = fixtures::model(probe_spec_model(), "probe4");
+  ProbeFile pf;
+  pf.spec.layers = {2};
+  pf.spec.numbers = true;
+  pf.mlp = ProbeMLP(pf.spec.dim(m.hparams().head_dim), 8, 4);
+  SignalOptions so;
+  so.hidden = false;
+  so.probe = &pf;
+  so.probe_features_trace = true;
+  struct Seen {
+    std::vector<std::string> pieces;
+    std::vector<double> p, margin, ent;
+    std::vector<double> pending;  // the latest logits' probabilities
+  };
+  auto run = [&](int max_seqs, std::vector<std::vector<float>>& feats, std::vector<std::vector<double>>& refs) {
+    EngineParams ep;
+    ep.n_threads = 1;
+    ep.n_ctx = 128;
+    ep.kv_mem_bytes = 4 << 20;
+    ep.max_seqs = max_seqs;
+    Engine eng(m, ep);
+    std::vector<std::unique_ptr<ResponseScorer>> sc;
+    std::vector<std::shared_ptr<Seen>> seen;
+    std::vector<RequestId> ids;
+    for (int i = 0; i < 4; ++i) {
+      Request rq;
+      rq.prompt = tokens(6 + 2 * i, i + 3);
+      rq.sampling.temperature = 0.8f;
+      rq.sampling.seed = 40 + i;
+      rq.max_tokens = 40;
+      rq.ignore_eos = true;
+      sc.push_back(std::make_unique<ResponseScorer>(m, static_cast<int>(rq.prompt.size()), so));
+      seen.push_back(std::make_shared<Seen>());
+      auto* s = sc.back().get();
+      auto w = seen.back();
+      rq.tap = s->tap();
+      rq.on_logits = [s, w](const float* l, int nv) {
+        s->observe_logits(l, nv);
+        const float mx = *std::max_element(l, l + nv);
+        double z = 0;
+        w->pending.assign(nv, 0.0);
+        for (int j = 0; j < nv; ++j) z += w->pending[j] = std::exp(double(l[j]) - mx);
+        for (double& x : w->pending) x /= z;
+      };
+      rq.on_token = [s, w, &m](const TokenEvent& e) {
+        s->observe_token(e, -1);
+        if (e.token < 0) return;
+        std::vector<double> q = w->pending;
+        std::sort(q.begin(), q.end(), std::greater<>());
+        double h = 0;
+        for (double x : w->pending)
+          if (x > 0) h -= x * std::log(x);
+        w->pieces.push_back(m.tokenizer().token_to_piece(e.token));
+        w->p.push_back(w->pending[e.token]);
+        w->margin.push_back(q[0] - q[1]);
+        w->ent.push_back(h);
+      };
+      ids.push_back(eng.submit(std::move(rq)));
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      eng.wait(ids[i]);
+      const auto res = sc[i]->result(0);
+      const auto& x = res.probe_features.back();
+      feats.push_back(std::vector<float>(x.end() - 1 - kProbeNumberFeatures, x.end() - 1));
+      refs.push_back(number_features_reference(seen[i]->pieces, seen[i]->p, seen[i]->margin, seen[i]->ent));
+    }
+  };
+  std::vector<std::vector<float>> fa, fb;
+  std::vector<std::vector<double>> ra, rb;
+  run(1, fa, ra);
+  run(4, fb, rb);
+  for (size_t i = 0; i < fa.size(); ++i)
+    for (int j = 0; j < kProbeNumberFeatures; ++j) {
+      EXPECT_NEAR(fa[i][j], ra[i][j], 1e-4) << "request " << i << " feature " << j;
+      EXPECT_NEAR(fa[i][j], fb[i][j], 1e-4) << "request " << i << " feature " << j << " (batched)";
+    }
+}
+
+TEST(ConfidenceProbe, NumberProbeFilesAreVersion2AndVersion1FilesStillLoad) {
+  const Model& m = fixtures::model(probe_spec_model(), "probe4");
+  ProbeFile f;
+  f.model_fingerprint = model_fingerprint(m);
+  f.spec.layers = {3};
+  f.mlp = ProbeMLP(f.spec.dim(m.hparams().head_dim), 4, 3);
+  const std::string p1 = (test::temp_dir() / "probe4_v1.confidence.bin").string();
+  const std::string p2 = (test::temp_dir() / "probe4_v2.confidence.bin").string();
+  save_probe(p1, f);  // no number statistics: a version-1 file, as older builds wrote
+  f.spec.numbers = true;
+  f.mlp = ProbeMLP(f.spec.dim(m.hparams().head_dim), 4, 3);
+  save_probe(p2, f);
+  auto version_of = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char b[12];
+    in.read(b, 12);
+    uint32_t v;
+    std::memcpy(&v, b + 8, 4);
+    return v;
+  };
+  EXPECT_EQ(version_of(p1), 1u);
+  EXPECT_EQ(version_of(p2), 2u);
+  const auto g1 = load_probe(p1, f.model_fingerprint);
+  EXPECT_FALSE(g1.spec.numbers);
+  EXPECT_EQ(g1.mlp.input_dim(), g1.spec.dim(m.hparams().head_dim));
+  const auto g2 = load_probe(p2, f.model_fingerprint);
+  EXPECT_TRUE(g2.spec.numbers);
+  EXPECT_EQ(g2.mlp.input_dim(), g2.spec.dim(m.hparams().head_dim));
+  // A file of a later version is refused by name.
+  {
+    std::fstream io(p2, std::ios::binary | std::ios::in | std::ios::out);
+    io.seekp(8);
+    const uint32_t v3 = 3;
+    io.write(reinterpret_cast<const char*>(&v3), 4);
+  }
+  try {
+    load_probe(p2, f.model_fingerprint);
+    FAIL() << "a version-3 file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("version 3"), std::string::npos) << e.what();
+  }
 }
