@@ -46,8 +46,9 @@ class ModelFileReader {
  public:
   // Reads the file and checks its magic, version and (when expect_fingerprint is not 0) that it was
   // made for this model; `remedy` ends that error ("retrain it with kvscope train-difficulty").
+  // min_version (0: the same as version): older versions this build still reads (version()).
   ModelFileReader(const std::string& path, const char (&magic)[8], uint32_t version, std::string what,
-                  uint64_t expect_fingerprint, const std::string& remedy)
+                  uint64_t expect_fingerprint, const std::string& remedy, uint32_t min_version = 0)
       : path_(path), what_(std::move(what)) {
     std::ifstream fin(path, std::ios::binary);
     if (!fin) throw InputError("cannot open " + what_ + " '" + path + "'");
@@ -56,9 +57,12 @@ class ModelFileReader {
       throw InputError("'" + path + "' is not a kvscope " + what_ + " (bad magic)");
     off_ = sizeof magic;
     const uint32_t ver = get<uint32_t>();
-    if (ver != version)
+    if (min_version == 0) min_version = version;
+    if (ver < min_version || ver > version)
       throw InputError(what_ + " '" + path + "' has version " + std::to_string(ver) + ", this build reads " +
-                       std::to_string(version));
+                       (min_version == version ? std::to_string(version)
+                                               : std::to_string(min_version) + " to " + std::to_string(version)));
+    version_ = ver;
     fingerprint_ = get<uint64_t>();
     if (expect_fingerprint && fingerprint_ != expect_fingerprint)
       throw InputError(what_ + " '" + path + "' was made for another model (its model fingerprint does not match); " +
@@ -66,6 +70,7 @@ class ModelFileReader {
   }
 
   uint64_t fingerprint() const { return fingerprint_; }
+  uint32_t version() const { return version_; }
   void need(size_t n) const {
     if (b_.size() - off_ < n) throw InputError(what_ + " '" + path_ + "' is truncated or damaged");
   }
@@ -104,6 +109,7 @@ class ModelFileReader {
   std::string path_, what_, b_;
   size_t off_ = 0;
   uint64_t fingerprint_ = 0;
+  uint32_t version_ = 0;
 };
 
 // "<model path without .gguf><suffix>" when that file exists, else "".
