@@ -25,13 +25,29 @@ namespace kvscope::cli {
 
 namespace {
 
-// The prompt's vector under `spec` (prefill only; the context is reset first).
-std::vector<float> prompt_features(Context& ctx, const signals::ProbeSpec& spec, std::vector<int32_t> ids) {
+// One prompt's prefill (the context is reset first) seen by the profile's taps: its pooled vector
+// under `spec` and, with a token model, its largest token distance; with keep_tokens, every token
+// vector (to fit a token model).
+struct PromptScan {
+  std::vector<float> pooled;
+  double token_max = 0, count_max = 0;
+  int token_pos = -1;
+  std::vector<float> token_rows;
+  std::vector<int> counts;
+};
+
+PromptScan scan_prompt(Context& ctx, const signals::ProbeSpec& spec, std::vector<int32_t> ids, const signals::TokenModel* tm,
+                       bool keep_tokens) {
   const auto& m = ctx.model();
   if (ids.size() > static_cast<size_t>(ctx.n_ctx())) ids.resize(ctx.n_ctx());  // long inputs: their head
-  signals::ProbeFeatures tap(m.hparams(), spec, 0, static_cast<int>(ids.size()));
+  const int n = static_cast<int>(ids.size());
+  signals::ProbeFeatures tap(m.hparams(), spec, 0, n);
+  std::unique_ptr<signals::TokenTap> tok;
+  if ((tm && !tm->empty()) || keep_tokens) tok = std::make_unique<signals::TokenTap>(m.hparams(), spec.layers, keep_tokens ? nullptr : tm, 0, n);
+  std::unique_ptr<signals::TapFanout> fan;
+  if (tok) fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{&tap, tok.get()}, &m);
   KVTap* prev = ctx.tap();
-  ctx.set_tap(&tap);
+  ctx.set_tap(fan ? static_cast<KVTap*>(fan.get()) : &tap);
   ctx.reset();
   try {
     ctx.eval(ids);
@@ -40,7 +56,16 @@ std::vector<float> prompt_features(Context& ctx, const signals::ProbeSpec& spec,
     throw;
   }
   ctx.set_tap(prev);
-  return signals::prompt_vector(tap);
+  PromptScan r;
+  r.pooled = signals::prompt_vector(tap);
+  if (tok) {
+    r.token_max = tok->max_distance();
+    r.token_pos = tok->argmax();
+    r.token_rows = tok->rows();
+    r.counts = tok->counts();
+    r.count_max = tok->count_score();
+  }
+  return r;
 }
 
 // Every prompt of a JSON-lines file, one group per line, as the model is prompted (fmt):
@@ -130,7 +155,10 @@ void add_kv_profile_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     std::string data, out, layers = "all", format = "auto", field = "auto";
-    double shrink = 0.005, calib = 0.25, q = 0.995, margin = 1.1;
+    double shrink = 0.005, calib = 0.25, q = 0.995, margin = 1.1, token_shrink = 0.005, count_floor = 0.01;
+    // The per-token part is opt-in: on the chat reasoner it raised the control-marker AUROC (0.87 ->
+    // 0.91) but its count part flagged 1.7% of held-out normal prompts (docs/results/2026-12-05-anomaly.md).
+    int clusters = -1, token_sample = 40000, iterations = 8;
     uint64_t seed = 1;
     bool json = false, quiet = false;
   };
@@ -152,6 +180,17 @@ void add_kv_profile_command(CLI::App& app) {
   cmd->add_option("--quantile", o->q, "Threshold: this quantile of the held-out scores ...")->check(CLI::Range(0.5, 1.0))->capture_default_str();
   cmd->add_option("--margin", o->margin, "... times this factor")->check(CLI::Range(1.0, 10.0))->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the calibration split")->capture_default_str();
+  cmd->add_option("--token-clusters", o->clusters,
+                  "Centroids of the per-token model, e.g. 256 (0: its distance is from the mean; -1: no per-token part)")
+      ->check(CLI::Range(-1, 65536))->capture_default_str();
+  cmd->add_option("--token-sample", o->token_sample, "Tokens of the fitting prompts the per-token model is fitted on (a random sample)")
+      ->check(CLI::Range(100, 10000000))->capture_default_str();
+  cmd->add_option("--token-iterations", o->iterations, "k-means steps of the per-token model")->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--count-floor", o->count_floor,
+                  "Variance added to each centroid's count variance (one extra token in a centroid that always "
+                  "holds the same count scores 1/sqrt(floor))")
+      ->check(CLI::Range(1e-6, 100.0))->capture_default_str();
+  cmd->add_option("--token-shrink", o->token_shrink, "Covariance shrinkage of the per-token model")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("-o,--output", o->out, "Profile file to write")->required();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
@@ -172,32 +211,85 @@ void add_kv_profile_command(CLI::App& app) {
     for (size_t i = idx.size() - 1; i > 0; --i) std::swap(idx[i], idx[r.next() % (i + 1)]);
     const size_t n_cal = std::max<size_t>(1, static_cast<size_t>(o->calib * groups.size()));
     std::vector<std::vector<float>> fit, cal;
+    const bool tokens = o->clusters >= 0;
+    // With the per-token part: the first half of the fitting lines give the token sample, the token
+    // model is fitted after them, the other half give its count statistics; the calibration lines
+    // come last and are scored by every part.
+    const size_t n_fit = idx.size() - n_cal, n_tok_lines = tokens ? std::max<size_t>(1, n_fit / 2) : n_fit;
+    std::vector<float> tok_fit;  // a reservoir sample of the first fitting lines' tokens
+    std::vector<std::vector<int>> counts;
+    std::vector<double> ts, cc;  // calibration prompts: largest token distance, count part
+    size_t tok_seen = 0;
+    util::SplitMix64 rs{o->seed ^ 0x746f6b656e73ull};
+    const size_t tdim = spec.layers.size() * static_cast<size_t>(model->hparams().head_dim);
     size_t total = 0;
     for (const auto& g : groups) total += g.size();
     Progress bar(!o->quiet, static_cast<int>(total), "kv-profile prompts");
     const auto t0 = std::chrono::steady_clock::now();
     int done = 0;
-    for (size_t k = 0; k < idx.size(); ++k)
-      for (const auto& p : groups[idx[k]]) {
-        (k < n_cal ? cal : fit).push_back(prompt_features(ctx, spec, p.tokens));
-        ++done;
-        bar.update(done, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
+    signals::KVProfile prof;
+    double token_secs = 0;
+    auto pass = [&](size_t from, size_t to, int stage) {
+      for (size_t k = from; k < to; ++k)
+        for (const auto& p : groups[idx[(k + n_cal) % idx.size()]]) {  // fitting lines first, calibration last
+          auto sc = scan_prompt(ctx, spec, p.tokens, stage > 0 && tokens ? &prof.token : nullptr, stage == 0 && tokens);
+          (stage == 2 ? cal : fit).push_back(std::move(sc.pooled));
+          if (stage == 0)
+            for (size_t t = 0; t * tdim < sc.token_rows.size(); ++t, ++tok_seen) {
+              const float* y = sc.token_rows.data() + t * tdim;
+              const size_t cap = static_cast<size_t>(o->token_sample);
+              if (tok_seen < cap) tok_fit.insert(tok_fit.end(), y, y + tdim);
+              else if (const size_t j = rs.next() % (tok_seen + 1); j < cap) std::copy(y, y + tdim, tok_fit.begin() + j * tdim);
+            }
+          if (stage == 1 && tokens) counts.push_back(sc.counts);
+          if (stage == 2 && tokens) ts.push_back(sc.token_max), cc.push_back(sc.count_max);
+          ++done;
+          bar.update(done, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+    };
+    pass(0, n_tok_lines, 0);
+    if (tokens) {
+      const auto t1 = std::chrono::steady_clock::now();
+      prof.token = signals::fit_token_model(tok_fit, static_cast<int>(tdim), o->token_shrink, o->clusters, o->iterations, o->seed);
+      token_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    }
+    pass(n_tok_lines, n_fit, 1);
+    if (tokens) signals::fit_token_counts(prof.token, counts, o->count_floor);
+    pass(n_fit, idx.size(), 2);
     if (!o->quiet) std::fprintf(stderr, "\n");
-    auto prof = signals::fit_profile(fit, o->shrink);
+    {
+      auto pooled = signals::fit_profile(fit, o->shrink);
+      prof.dim = pooled.dim;
+      prof.mean = std::move(pooled.mean);
+      prof.whiten = std::move(pooled.whiten);
+    }
     prof.model_fingerprint = model_fingerprint(*model);
     prof.layers = spec.layers;
-    std::vector<double> cs;
+    std::vector<double> cs, combined;
     for (const auto& x : cal) cs.push_back(prof.score(x));
-    prof.threshold = quantile(cs, o->q) * o->margin;
+    if (tokens) {
+      prof.pooled_ref = quantile(cs, o->q);
+      prof.token_ref = quantile(ts, o->q);
+      prof.count_ref = std::max(quantile(cc, o->q), 1e-6);
+      if (!o->quiet)
+        std::fprintf(stderr, "token model: %zu tokens (of %zu), %d centroids, fitted in %.1f s; counts from %zu prompts\n",
+                     tok_fit.size() / tdim, tok_seen, prof.token.k, token_secs, counts.size());
+    }
+    for (size_t i = 0; i < cs.size(); ++i) combined.push_back(prof.combine(cs[i], tokens ? ts[i] : 0, tokens ? cc[i] : 0));
+    prof.threshold = quantile(combined, o->q) * o->margin;
     std::vector<double> fs;
     for (const auto& x : fit) fs.push_back(prof.score(x));
     nlohmann::json info = {{"data", o->data},       {"format", reasoning::format_name(fmt.kind())},
                            {"prompts_fit", fit.size()},     {"prompts_calibration", cal.size()},
                            {"layers", spec.layers}, {"dim", prof.dim},               {"shrink", o->shrink},
                            {"quantile", o->q},      {"margin", o->margin},          {"threshold", prof.threshold},
-                           {"calibration_median", quantile(cs, 0.5)}, {"fit_median", quantile(fs, 0.5)},
-                           {"calibration_max", *std::max_element(cs.begin(), cs.end())}};
+                           {"calibration_median", quantile(combined, 0.5)}, {"pooled_fit_median", quantile(fs, 0.5)},
+                           {"calibration_max", *std::max_element(combined.begin(), combined.end())}};
+    if (tokens)
+      info["token_model"] = {{"tokens_fit", tok_fit.size() / tdim}, {"tokens_seen", tok_seen}, {"clusters", prof.token.k},
+                             {"iterations", o->iterations}, {"shrink", o->token_shrink}, {"dim", tdim},
+                             {"count_floor", o->count_floor}, {"count_prompts", counts.size()},
+                             {"pooled_ref", prof.pooled_ref}, {"token_ref", prof.token_ref}, {"count_ref", prof.count_ref}};
     prof.info = info.dump();
     signals::save_profile(o->out, prof);
     if (o->json) {
@@ -206,8 +298,11 @@ void add_kv_profile_command(CLI::App& app) {
     }
     std::printf("KV profile -> %s\n  %zu prompts fitted, %zu held out; %d dimensions (layers %s)\n", o->out.c_str(),
                 fit.size(), cal.size(), prof.dim, o->layers.c_str());
-    std::printf("  held-out score median %.3f, max %.3f; default threshold %.3f (q%.3f x %.2f)\n", quantile(cs, 0.5),
-                *std::max_element(cs.begin(), cs.end()), prof.threshold, o->q, o->margin);
+    if (tokens)
+      std::printf("  per-token model: %zu tokens, %d centroids; parts divided by their held-out q%.3f (pooled %.3f, token %.3f, counts %.3f)\n",
+                  tok_fit.size() / tdim, prof.token.k, o->q, prof.pooled_ref, prof.token_ref, prof.count_ref);
+    std::printf("  held-out score median %.3f, max %.3f; default threshold %.3f (q%.3f x %.2f)\n", quantile(combined, 0.5),
+                *std::max_element(combined.begin(), combined.end()), prof.threshold, o->q, o->margin);
   });
 }
 
@@ -255,18 +350,40 @@ void add_eval_anomaly_command(CLI::App& app) {
     const auto spec = prof.spec();
     std::ofstream dump;
     open_details(dump, o->dump);
+    // Per prompt: the score, its pooled part and its token part (as divided in the score).
+    struct Scored {
+      std::vector<double> score, pooled, token, count;
+    };
+    double secs = 0;
+    size_t n_scored = 0;
     auto score_all = [&](const std::string& set, const std::vector<training::SetPrompt>& ps) {
-      std::vector<double> s;
+      Scored s;
       for (const auto& p : ps) {
-        s.push_back(prof.score(prompt_features(ctx, spec, p.tokens)));
-        if (dump)
-          dump << nlohmann::json({{"set", set}, {"text", p.text}, {"tokens", p.tokens.size()}, {"score", s.back()}})
-                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                << '\n';  // soup may hold stray bytes
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto sc = scan_prompt(ctx, spec, p.tokens, &prof.token, false);
+        const double pooled = prof.score(sc.pooled);
+        s.score.push_back(prof.combine(pooled, sc.token_max, sc.count_max));
+        secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++n_scored;
+        s.pooled.push_back(pooled / prof.pooled_ref);
+        s.token.push_back(sc.token_max / prof.token_ref);
+        s.count.push_back(sc.count_max / prof.count_ref);
+        if (dump) {
+          nlohmann::json j = {{"set", set}, {"text", p.text}, {"tokens", p.tokens.size()}, {"score", s.score.back()}, {"pooled", pooled}};
+          if (!prof.token.empty()) {
+            j["token_max"] = sc.token_max;
+            j["count_max"] = sc.count_max;
+            j["token_pos"] = sc.token_pos;
+            if (sc.token_pos >= 0 && sc.token_pos < static_cast<int>(p.tokens.size()))
+              j["token_piece"] = model->tokenizer().token_to_piece(p.tokens[sc.token_pos]);
+          }
+          dump << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';  // soup may hold stray bytes
+        }
       }
       return s;
     };
-    const auto normal = score_all("normal", training::normal_prompts(fmt, *split, static_cast<size_t>(o->n), o->seed));
+    const auto normal_s = score_all("normal", training::normal_prompts(fmt, *split, static_cast<size_t>(o->n), o->seed));
+    const auto& normal = normal_s.score;
     int fp = 0;
     for (double s : normal) fp += s > prof.threshold;
     nlohmann::json out = {{"model", path},
@@ -276,23 +393,32 @@ void add_eval_anomaly_command(CLI::App& app) {
                           {"n", o->n},
                           {"normal_split", o->split},
                           {"normal_fpr", double(fp) / normal.size()},
-                          {"normal_median", quantile(normal, 0.5)}};
+                          {"normal_median", quantile(normal, 0.5)},
+                          {"token_model", !prof.token.empty()}};
     nlohmann::json per = nlohmann::json::object();
     for (const auto& name : sets) {
-      const auto sh = score_all(name, training::shifted_prompts(fmt, name, static_cast<size_t>(o->n), o->seed, *split));
-      std::vector<double> s = normal;
-      std::vector<bool> pos(normal.size(), false);
+      const auto shs = score_all(name, training::shifted_prompts(fmt, name, static_cast<size_t>(o->n), o->seed, *split));
+      const auto& sh = shs.score;
+      auto auroc_of = [&](const std::vector<double>& a, const std::vector<double>& b) {
+        std::vector<double> s = a;
+        s.insert(s.end(), b.begin(), b.end());
+        std::vector<bool> pos(a.size(), false);
+        pos.resize(s.size(), true);
+        return signals::auroc(s, pos);
+      };
       int tp = 0;
-      for (double x : sh) {
-        s.push_back(x);
-        pos.push_back(true);
-        tp += x > prof.threshold;
-      }
-      per[name] = {{"auroc", signals::auroc(s, pos)}, {"tpr_at_threshold", double(tp) / sh.size()},
+      for (double x : sh) tp += x > prof.threshold;
+      per[name] = {{"auroc", auroc_of(normal, sh)}, {"tpr_at_threshold", double(tp) / sh.size()},
                    {"median", quantile(sh, 0.5)}};
+      if (!prof.token.empty()) {
+        per[name]["auroc_pooled"] = auroc_of(normal_s.pooled, shs.pooled);
+        per[name]["auroc_token"] = auroc_of(normal_s.token, shs.token);
+        per[name]["auroc_count"] = auroc_of(normal_s.count, shs.count);
+      }
       if (!o->quiet) std::fprintf(stderr, "%s done\n", name.c_str());
     }
     out["sets"] = per;
+    out["ms_per_prompt"] = 1e3 * secs / std::max<size_t>(1, n_scored);
     if (o->json) {
       std::printf("%s\n", out.dump().c_str());
       return;
@@ -302,10 +428,17 @@ void add_eval_anomaly_command(CLI::App& app) {
                            : "in the first reasoner's format");
     std::printf("held-out normal (%s): median score %.3f, false-positive rate at the threshold %.2f%%\n", o->split.c_str(),
                 quantile(normal, 0.5), 100.0 * fp / normal.size());
-    std::printf("%-14s %8s %10s %8s\n", "shifted set", "AUROC", "detected", "median");
-    for (auto& [k, v] : per.items())
-      std::printf("%-14s %8.4f %9.1f%% %8.3f\n", k.c_str(), v["auroc"].get<double>(), 100 * v["tpr_at_threshold"].get<double>(),
+    const bool parts = !prof.token.empty();
+    std::printf("%-14s %8s %10s %8s%s\n", "shifted set", "AUROC", "detected", "median", parts ? "   pooled    token   counts" : "");
+    for (auto& [k, v] : per.items()) {
+      std::printf("%-14s %8.4f %9.1f%% %8.3f", k.c_str(), v["auroc"].get<double>(), 100 * v["tpr_at_threshold"].get<double>(),
                   v["median"].get<double>());
+      if (parts)
+        std::printf(" %8.4f %8.4f %8.4f", v["auroc_pooled"].get<double>(), v["auroc_token"].get<double>(), v["auroc_count"].get<double>());
+      std::printf("\n");
+    }
+    std::printf("%s%.2f ms per prompt (prefill with the taps and scoring)\n", parts ? "(pooled, token, counts: the AUROC of each part alone)\n" : "",
+                out["ms_per_prompt"].get<double>());
   });
 }
 

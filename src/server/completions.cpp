@@ -560,12 +560,20 @@ httplib::ContentProviderWithoutLength guard_step(std::shared_ptr<Exchange> x, bo
 json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt) {
   const int n = static_cast<int>(prompt.size());
   signals::ProbeFeatures tap(model->hparams(), kv_profile->spec(), 0, n);
+  // The per-token part scores each prompt token as its K/V is written (or read back from the
+  // prefix cache), keeping only the largest distance.
+  std::unique_ptr<signals::TokenTap> tok;
+  std::unique_ptr<signals::TapFanout> fan;
+  if (!kv_profile->token.empty()) {
+    tok = std::make_unique<signals::TokenTap>(model->hparams(), kv_profile->layers, &kv_profile->token, 0, n);
+    fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{&tap, tok.get()}, model.get());
+  }
   Request r;
   r.prompt = prompt;
   r.max_tokens = 1;
   r.cache_salt = salt;  // the prompt's KV stays cached for the request itself
   r.sampling.temperature = 0;
-  r.tap = &tap;
+  r.tap = fan ? static_cast<KVTap*>(fan.get()) : &tap;
   r.tap_cached_prefix = true;  // a prompt served from the prefix cache is read back for the tap
   RequestId id;
   {
@@ -581,7 +589,8 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
   live_cv.notify_all();
   if (c.stop_reason == StopReason::Cancelled || tap.n_tokens() == 0)
     throw ApiError(503, "server_error", "the server is shutting down", "", "unavailable");
-  const double score = kv_profile->score(signals::prompt_vector(tap));
+  const double pooled = kv_profile->score(signals::prompt_vector(tap));
+  const double score = kv_profile->combine(pooled, tok ? tok->max_distance() : 0, tok ? tok->count_score() : 0);
   const bool anomalous = score > kv_profile->threshold;
   metrics.anomaly.observe(score);
   if (anomalous) metrics.anomalous_prompts.fetch_add(1, std::memory_order_relaxed);
@@ -595,7 +604,16 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
                   score, limit);
     throw ApiError(400, "invalid_request_error", msg, "prompt", "anomalous_prompt");
   }
-  return {{"score", score}, {"threshold", kv_profile->threshold}, {"anomalous", anomalous}, {"tokens", tap.n_tokens()}};
+  json out = {{"score", score}, {"threshold", kv_profile->threshold}, {"anomalous", anomalous}, {"tokens", tap.n_tokens()}};
+  if (tok) {
+    // The two parts as they enter the score (each divided by its normal-traffic reference), and
+    // where the farthest token is.
+    out["pooled"] = pooled / kv_profile->pooled_ref;
+    out["token"] = tok->max_distance() / kv_profile->token_ref;
+    out["counts"] = tok->count_score() / kv_profile->count_ref;
+    out["token_position"] = tok->argmax();
+  }
+  return out;
 }
 
 std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan) const {

@@ -8,9 +8,30 @@
 // diagonal (S = (1 - a) C + a diag(C) + eps I) so that a few hundred prompts give a usable
 // inverse. The anomaly score is the whitened (Mahalanobis) distance per dimension,
 //   score = sqrt( ||W (x - mu)||^2 / d ),
-// about 1 for normal prompts. The default threshold is a high quantile of held-out normal
-// prompts' scores (kv-profile's calibration share), stored in the file.
+// about 1 for normal prompts.
+//
+// A pooled vector hides one odd token (a control marker typed inside a question moves the mean
+// of 80 tokens very little), so the profile (version 2) also models single tokens. A token's
+// vector is the concatenation over the profile's layers of v_{l,t} = L2norm(mean_h V_h(l,t)) (V,
+// not K: V carries no RoPE rotation, so the same token in the same context gives the same vector
+// at any position). The token model holds a whitening of those vectors (fitted like the pooled
+// one, on a sample of normal prompts' tokens) and k centroids of the whitened vectors (k-means):
+// the template's fixed tokens, question words and numbers each sit near centroids of their own.
+// Two per-token parts come from it:
+//   distance: dist_t = min_c ||W_tok (y_t - mu_tok) - c|| / sqrt(d_tok); the prompt's largest;
+//   counts:   each token counts for its nearest centroid; with m_c and s_c^2 the mean and variance
+//             of a centroid's count per normal prompt, the prompt's largest (n_c - m_c) /
+//             sqrt(s_c^2 + floor) over centroids with m_c >= 0.5. A centroid that holds one
+//             template token (one <think> per prompt, always) has s_c = 0, so one more such
+//             token scores 1 / sqrt(floor).
+// Each part is divided by its own calibration quantile on held-out normal prompts, and the
+// anomaly score is the largest:
+//   score = max( pooled / pooled_ref, token_max / token_ref, count_max / count_ref ).
+// The default threshold is a high quantile of held-out normal prompts' scores (kv-profile's
+// calibration share) times a margin, stored in the file. A version-1 profile (pooled only) still
+// loads and scores as before.
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +39,22 @@
 #include "signals/confidence_probe.h"
 
 namespace kvscope::signals {
+
+// The per-token part of a profile.
+struct TokenModel {
+  int dim = 0;                  // layers * head_dim
+  std::vector<double> mean;     // dim
+  std::vector<double> whiten;   // dim * dim, lower triangle
+  int k = 0;                    // centroids
+  std::vector<float> centroids; // k * dim, whitened space
+  std::vector<float> c_norm2;   // k: ||c||^2
+  std::vector<float> count_mean, count_scale;  // k: m_c and 1 / sqrt(s_c^2 + floor)
+  bool empty() const { return dim == 0; }
+  // dist_t of one token vector (dim floats); *nearest (when given) gets its centroid (-1: none).
+  double distance(const float* y, int* nearest = nullptr) const;
+  // The count part of a prompt from its tokens' counts per centroid (k values); 0 without counts.
+  double count_score(const std::vector<int>& counts) const;
+};
 
 struct KVProfile {
   uint64_t model_fingerprint = 0;
@@ -27,11 +64,61 @@ struct KVProfile {
   std::vector<double> whiten;   // dim * dim, row-major lower triangle (upper part zero)
   double threshold = 0;         // default: scores above are anomalous
   std::string info;             // JSON text: data, sizes, calibration quantile
+  TokenModel token;             // empty in a version-1 profile
+  double pooled_ref = 1, token_ref = 1, count_ref = 1;  // calibration quantiles the parts are divided by
 
   // The spec of the tap that gives this profile's vectors.
   ProbeSpec spec() const;
+  // The pooled part: the whitened distance of a prompt vector.
   double score(const std::vector<float>& x) const;
+  // The anomaly score from the pooled distance, the largest token distance and the count part
+  // (the last two ignored without a token model).
+  double combine(double pooled, double token_max, double count_max) const;
 };
+
+// The scored parts of one prompt.
+struct AnomalyParts {
+  double score = 0, pooled = 0, token_max = 0, count_max = 0;
+  int token_pos = -1;  // position of the farthest token (-1: no token model)
+};
+
+// The tap of the per-token part, over positions [begin, end): each token's vector (the selected
+// layers' v_{l,t}, concatenated) either scored against `model` as it is written (keeping the
+// largest distance and a count per centroid: no per-token state), or, with model null, kept (to
+// fit a profile).
+class TokenTap final : public KVTap {
+ public:
+  TokenTap(const HParams& hp, std::vector<int> layers, const TokenModel* model, int begin = 0, int end = INT_MAX);
+  void on_kv(int layer, int pos0, int n, const float* k, const float* v) override;
+  int dim() const { return static_cast<int>(layers_.size()) * head_dim_; }
+  int n_tokens() const { return n_tokens_; }
+  double max_distance() const { return max_; }
+  int argmax() const { return argmax_; }
+  const std::vector<int>& counts() const { return counts_; }  // tokens per centroid
+  double count_score() const { return model_ ? model_->count_score(counts_) : 0.0; }
+  const std::vector<float>& rows() const { return rows_; }  // n_tokens * dim, without a model
+
+ private:
+  int head_dim_, n_head_kv_, kv_dim_, begin_, end_;
+  std::vector<int> layers_, slot_;
+  const TokenModel* model_;
+  std::vector<float> chunk_;  // rows of the current step, all layers
+  int chunk_pos0_ = 0, chunk_n_ = 0, next_pos_ = INT_MIN, n_tokens_ = 0;
+  double max_ = 0;
+  int argmax_ = -1;
+  std::vector<int> counts_;
+  std::vector<float> rows_;
+};
+
+// A token vector from stored V, in double precision (what the tests compare the tap with): v[l]
+// is the kv_dim row of layer layers[l] at the token.
+std::vector<double> token_vector_reference(int head_dim, int n_head_kv, const std::vector<std::vector<float>>& v);
+
+// Fits the token model: whitening of rows (n * dim floats) with shrinkage, then k-means with k
+// centroids (seeded; iterations Lloyd steps) in the whitened space.
+TokenModel fit_token_model(const std::vector<float>& rows, int dim, double shrink, int k, int iterations, uint64_t seed);
+// Sets the count statistics from normal prompts' counts per centroid (one vector of k per prompt).
+void fit_token_counts(TokenModel& t, const std::vector<std::vector<int>>& counts, double floor);
 
 // Fits mean and whitening from rows (each `dim` long). shrink in [0, 1]. Throws InputError with
 // fewer than 2 rows or mismatched lengths.
@@ -40,9 +127,11 @@ KVProfile fit_profile(const std::vector<std::vector<float>>& rows, double shrink
 // A prompt's vector: the tap's features without the logit statistics.
 inline std::vector<float> prompt_vector(const ProbeFeatures& tap) { return tap.features(LogitStats()); }
 
-// Binary, little-endian: "KVSPROF1", version, fingerprint, layers, threshold, info, dim, mean, whiten.
+// Binary, little-endian: "KVSPROF1", version, fingerprint, layers, threshold, info, dim, mean, whiten;
+// version 2 adds pooled_ref, token_ref, count_ref and the token model (dim, mean, whiten, k,
+// centroids, count means and scales).
 void save_profile(const std::string& path, const KVProfile& p);
-// Throws InputError naming the file: not a profile, damaged, wrong version, or (when
+// Reads versions 1 and 2. Throws InputError naming the file: not a profile, damaged, another version, or (when
 // expect_fingerprint != 0) built for another model.
 KVProfile load_profile(const std::string& path, uint64_t expect_fingerprint = 0);
 // "<stem>.kvprofile.bin" beside "<stem>.gguf", or "" when absent.

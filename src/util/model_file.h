@@ -46,7 +46,7 @@ class ModelFileReader {
  public:
   // Reads the file and checks its magic, version and (when expect_fingerprint is not 0) that it was
   // made for this model; `remedy` ends that error ("retrain it with kvscope train-difficulty").
-  // Versions min_version..version are accepted (0: only `version`); version() tells which one.
+  // min_version (0: the same as version): older versions this build still reads (version()).
   ModelFileReader(const std::string& path, const char (&magic)[8], uint32_t version, std::string what,
                   uint64_t expect_fingerprint, const std::string& remedy, uint32_t min_version = 0)
       : path_(path), what_(std::move(what)) {
@@ -57,10 +57,11 @@ class ModelFileReader {
       throw InputError("'" + path + "' is not a kvscope " + what_ + " (bad magic)");
     off_ = sizeof magic;
     const uint32_t ver = get<uint32_t>();
-    if (ver > version || ver < (min_version ? min_version : version))
+    if (min_version == 0) min_version = version;
+    if (ver < min_version || ver > version)
       throw InputError(what_ + " '" + path + "' has version " + std::to_string(ver) + ", this build reads " +
-                       (min_version && min_version < version ? std::to_string(min_version) + " to " : std::string()) +
-                       std::to_string(version));
+                       (min_version == version ? std::to_string(version)
+                                               : std::to_string(min_version) + " to " + std::to_string(version)));
     version_ = ver;
     fingerprint_ = get<uint64_t>();
     if (expect_fingerprint && fingerprint_ != expect_fingerprint)
