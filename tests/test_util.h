@@ -19,6 +19,11 @@ inline std::filesystem::path temp_dir() {
   return dir;
 }
 
+// Cuts the last `bytes` bytes off a file: a damaged model-tied file must be refused, not read short.
+inline void truncate_file(const std::filesystem::path& path, std::uintmax_t bytes) {
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - bytes);
+}
+
 inline std::string oracle_dir() {
   if (const char* e = std::getenv("KVSCOPE_ORACLE_DIR")) return e;
   return std::string(KVSCOPE_SOURCE_DIR) + "/build/oracle";

@@ -172,12 +172,7 @@ TEST(ConfidenceProbe, FileRoundTripsAndRefusesAnotherModel) {
   }
   // Not a probe file at all; a damaged one.
   EXPECT_THROW(load_probe(fixtures::model_file(probe_spec_model(), "probe4")), InputError);
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::ofstream out(path, std::ios::binary);
-    out.write(b.data(), static_cast<std::streamsize>(b.size() - 5));
-  }
+  test::truncate_file(path, 5);
   EXPECT_THROW(load_probe(path), InputError);
 }
 

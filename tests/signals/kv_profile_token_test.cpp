@@ -280,12 +280,7 @@ TEST(KvProfileTokens, FileRoundTripsAndVersionOneStillLoads) {
     EXPECT_NE(std::string(e.what()).find("version 9, this build reads 1 to 2"), std::string::npos) << e.what();
   }
   // A truncated version-2 file is damaged, not read short.
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::ofstream out(path, std::ios::binary);
-    out.write(b.data(), static_cast<std::streamsize>(b.size() - 7));
-  }
+  test::truncate_file(path, 7);
   EXPECT_THROW(load_profile(path), InputError);
 }
 
