@@ -158,12 +158,16 @@ void fit_token_counts(TokenModel& t, const std::vector<std::vector<int>>& counts
 double TokenModel::distance(const float* y, int* nearest) const {
   std::vector<double> c(dim);
   std::vector<float> z(dim);
-  apply_whitening(mean, whiten, dim, y, c.data(), z.data());
-  const float zz = kernels::dot_f32(z.data(), z.data(), dim);
+  return distance(y, nearest, c.data(), z.data());
+}
+
+double TokenModel::distance(const float* y, int* nearest, double* c, float* z) const {
+  apply_whitening(mean, whiten, dim, y, c, z);
+  const float zz = kernels::dot_f32(z, z, dim);
   float best = zz;  // no centroids: the distance from the mean
   int arg = -1;
   for (int j = 0; j < k; ++j) {
-    const float d2 = zz - 2 * kernels::dot_f32(z.data(), centroids.data() + static_cast<size_t>(j) * dim, dim) + c_norm2[j];
+    const float d2 = zz - 2 * kernels::dot_f32(z, centroids.data() + static_cast<size_t>(j) * dim, dim) + c_norm2[j];
     if (j == 0 || d2 < best) best = d2, arg = j;
   }
   if (nearest) *nearest = arg;
@@ -237,13 +241,17 @@ TokenTap::TokenTap(const HParams& hp, std::vector<int> layers, const TokenModel*
                        std::to_string(hp.n_layer) + " layers)");
     slot_[layers_[i]] = static_cast<int>(i);
   }
-  if (model_) counts_.assign(model_->k, 0);
   if (model_ && model_->dim != dim())
     throw InputError("KV profile: its token model has " + std::to_string(model_->dim) + " values per token, this model gives " +
                      std::to_string(dim()));
+  if (model_) {
+    counts_.assign(model_->k, 0);
+    scratch_c_.resize(dim());
+    scratch_z_.resize(dim());
+  }
 }
 
-void TokenTap::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
+void TokenTap::on_kv(int layer, int pos0, int n, const float* /*k: V alone carries no RoPE*/, const float* v) {
   if (layer < 0 || layer >= static_cast<int>(slot_.size()) || slot_[layer] < 0) return;
   const int s = slot_[layer], e = head_dim_, d = dim();
   // Rows at or past next_pos_ and inside [begin, end) are new (a recomputation after a preemption
@@ -258,13 +266,12 @@ void TokenTap::on_kv(int layer, int pos0, int n, const float* k, const float* v)
   if (pos0 != chunk_pos0_ || n != chunk_n_) return;  // a step that skipped the first layer: not expected
   for (int t = lo; t < hi; ++t)
     token_u(v + static_cast<size_t>(t) * kv_dim_, n_head_kv_, head_dim_, chunk_.data() + static_cast<size_t>(t) * d + static_cast<size_t>(s) * e);
-  (void)k;
   if (s + 1 != static_cast<int>(layers_.size())) return;
   for (int t = lo; t < hi; ++t) {
     const float* y = chunk_.data() + static_cast<size_t>(t) * d;
     if (model_) {
       int near = -1;
-      const double dist = model_->distance(y, &near);
+      const double dist = model_->distance(y, &near, scratch_c_.data(), scratch_z_.data());
       if (argmax_ < 0 || dist > max_) max_ = dist, argmax_ = pos0 + t;
       if (near >= 0) ++counts_[near];
     } else {

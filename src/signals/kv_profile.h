@@ -52,6 +52,8 @@ struct TokenModel {
   bool empty() const { return dim == 0; }
   // dist_t of one token vector (dim floats); *nearest (when given) gets its centroid (-1: none).
   double distance(const float* y, int* nearest = nullptr) const;
+  // The same with caller-owned scratch of dim values each (no allocation: the prefill path).
+  double distance(const float* y, int* nearest, double* scratch_c, float* scratch_z) const;
   // The count part of a prompt from its tokens' counts per centroid (k values); 0 without counts.
   double count_score(const std::vector<int>& counts) const;
 };
@@ -103,6 +105,8 @@ class TokenTap final : public KVTap {
   std::vector<int> layers_, slot_;
   const TokenModel* model_;
   std::vector<float> chunk_;  // rows of the current step, all layers
+  std::vector<double> scratch_c_;
+  std::vector<float> scratch_z_;
   int chunk_pos0_ = 0, chunk_n_ = 0, next_pos_ = INT_MIN, n_tokens_ = 0;
   double max_ = 0;
   int argmax_ = -1;
