@@ -10,11 +10,22 @@
 #include <memory>
 #include <string>
 
+#include "engine/engine.h"
 #include "model/model.h"
 #include "model/random_model.h"
 #include "test_util.h"
 
 namespace kvscope::fixtures {
+
+// One-thread engine settings of the batching tests: at most max_seqs sequences of n_ctx tokens.
+inline EngineParams small_engine(int n_ctx, int max_seqs) {
+  EngineParams ep;
+  ep.n_threads = 1;
+  ep.n_ctx = n_ctx;
+  ep.kv_mem_bytes = 4 << 20;
+  ep.max_seqs = max_seqs;
+  return ep;
+}
 
 // The small llama shape most engine tests use; fields can be changed before use.
 inline RandomModelSpec tiny_spec(int dim = 128, int layers = 2, int heads = 4, int kv_heads = 2, int ffn = 256,

@@ -222,12 +222,7 @@ TEST(ConfidenceProbe, ScoresUnchangedByBatching) {
   so.hidden = false;
   so.probe = &pf;
   auto run = [&](int max_seqs, std::vector<double>& scores, std::vector<std::vector<float>>& prompt_vecs) {
-    EngineParams ep;
-    ep.n_threads = 1;
-    ep.n_ctx = 96;
-    ep.kv_mem_bytes = 4 << 20;
-    ep.max_seqs = max_seqs;
-    Engine eng(m, ep);
+    Engine eng(m, fixtures::small_engine(96, max_seqs));
     std::vector<std::unique_ptr<ResponseScorer>> sc;
     std::vector<std::unique_ptr<ProbeFeatures>> anomaly;
     std::vector<RequestId> ids;
@@ -390,12 +385,7 @@ TEST(ConfidenceProbe, NumberFeaturesOfAGenerationEqualTheReferenceAndIgnoreBatch
     std::vector<double> pending;  // the latest logits' probabilities
   };
   auto run = [&](int max_seqs, std::vector<std::vector<float>>& feats, std::vector<std::vector<double>>& refs) {
-    EngineParams ep;
-    ep.n_threads = 1;
-    ep.n_ctx = 128;
-    ep.kv_mem_bytes = 4 << 20;
-    ep.max_seqs = max_seqs;
-    Engine eng(m, ep);
+    Engine eng(m, fixtures::small_engine(128, max_seqs));
     std::vector<std::unique_ptr<ResponseScorer>> sc;
     std::vector<std::shared_ptr<Seen>> seen;
     std::vector<RequestId> ids;

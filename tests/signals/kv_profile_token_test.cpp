@@ -149,12 +149,7 @@ TEST(KvProfileTokens, ScoresUnchangedByBatching) {
   const std::vector<int> layers = {0, 1, 2, 3};
   const TokenModel tm = fitted(m, layers, 8, 8);
   auto run = [&](int max_seqs, std::vector<double>& dist, std::vector<int>& where, std::vector<std::vector<int>>& cnt) {
-    EngineParams ep;
-    ep.n_threads = 1;
-    ep.n_ctx = 96;
-    ep.kv_mem_bytes = 4 << 20;
-    ep.max_seqs = max_seqs;
-    Engine eng(m, ep);
+    Engine eng(m, fixtures::small_engine(96, max_seqs));
     std::vector<std::unique_ptr<TokenTap>> taps;
     std::vector<RequestId> ids;
     for (int i = 0; i < 4; ++i) {
