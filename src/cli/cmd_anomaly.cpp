@@ -16,6 +16,7 @@
 #include "signals/confidence_metrics.h"
 #include "signals/kv_profile.h"
 #include "signals/kv_tap.h"
+#include "reasoning/dataset.h"
 #include "reasoning/format.h"
 #include "training/anomaly_sets.h"
 #include "util/error.h"
@@ -108,13 +109,7 @@ std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& pa
         break;
       }
     if (used == "messages") {
-      const auto& ms = j["messages"];
-      std::vector<tok::ChatMessage> msgs;
-      if (ms.is_array())
-        for (const auto& x : ms)
-          if (x.is_object() && x.contains("role") && x["role"].is_string() && x.contains("content") && x["content"].is_string())
-            msgs.push_back({x["role"].get<std::string>(), x["content"].get<std::string>()});
-      if (msgs.empty()) throw InputError(where + ": \"messages\" needs objects with string \"role\" and \"content\"");
+      const auto msgs = reasoning::parse_chat_messages(j["messages"], where + ": ");
       for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render_messages(msgs, m));
     } else if (!used.empty()) {
       const bool complete = used == "chat_prompt" || !fmt.chat();

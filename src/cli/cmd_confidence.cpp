@@ -17,6 +17,7 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "model/fingerprint.h"
+#include "reasoning/dataset.h"
 #include "signals/confidence_metrics.h"
 #include "signals/confidence_probe.h"
 #include "signals/kv_tap.h"
@@ -91,12 +92,7 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
     const auto& p = used.empty() ? nlohmann::json() : j[used];
     const bool complete = used == "chat_prompt" || !fmt.chat();
     if (used == "messages") {
-      std::vector<tok::ChatMessage> msgs;
-      if (p.is_array())
-        for (const auto& x : p)
-          if (x.is_object() && x.contains("role") && x["role"].is_string() && x.contains("content") && x["content"].is_string())
-            msgs.push_back({x["role"].get<std::string>(), x["content"].get<std::string>()});
-      if (msgs.empty()) throw InputError(where + ": \"messages\" needs objects with string \"role\" and \"content\"");
+      const auto msgs = reasoning::parse_chat_messages(p, where + ": ");
       for (size_t k = 0; k < modes.size(); ++k) l.prompts.push_back({modes[k], fmt.render_messages(msgs, mode_list[k])});
     } else if (p.is_string()) {
       if (complete) l.prompts.push_back({"", p.get<std::string>()});

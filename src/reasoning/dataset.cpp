@@ -42,6 +42,17 @@ std::optional<double> last_number(const std::string& t) {
 
 }  // namespace
 
+std::vector<tok::ChatMessage> parse_chat_messages(const nlohmann::json& m, const std::string& where) {
+  if (!m.is_array() || m.empty()) throw InputError(where + "'messages' must be a non-empty array");
+  std::vector<tok::ChatMessage> out;
+  for (const auto& x : m) {
+    if (!x.is_object() || !x.contains("role") || !x.contains("content") || !x["role"].is_string() || !x["content"].is_string())
+      throw InputError(where + "each message needs a string 'role' and 'content'");
+    out.push_back({x["role"].get<std::string>(), x["content"].get<std::string>()});
+  }
+  return out;
+}
+
 std::vector<DataItem> load_dataset(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError("cannot read the dataset " + path);
@@ -62,13 +73,7 @@ std::vector<DataItem> load_dataset(const std::string& path) {
     DataItem it;
     it.line = n;
     if (const auto m = j.find("messages"); m != j.end()) {
-      if (!m->is_array() || m->empty()) throw InputError(where + "'messages' must be a non-empty array");
-      for (const auto& x : *m) {
-        if (!x.is_object() || !x.contains("role") || !x.contains("content") || !x["role"].is_string() ||
-            !x["content"].is_string())
-          throw InputError(where + "each message needs a string 'role' and 'content'");
-        it.messages.push_back({x["role"].get<std::string>(), x["content"].get<std::string>()});
-      }
+      it.messages = parse_chat_messages(*m, where);
     } else if (const auto q = j.find("question"); q != j.end() && q->is_string()) {
       it.messages.push_back({"user", q->get<std::string>()});
     } else {

@@ -3,6 +3,7 @@
 // numerically against the last number of the response's answer; a string exactly, after trimming)
 // or "answer_regex" (searched in the answer). `kvscope tinygsm --jsonl` writes this form.
 #pragma once
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ struct DataItem {
   std::optional<double> number;            // a numeric answer
   std::string regex;                       // answer_regex
 };
+
+// A JSON "messages" value: a non-empty array of {"role": string, "content": string}. Throws
+// InputError "<where>..." naming what is wrong (where ends with ": ").
+std::vector<tok::ChatMessage> parse_chat_messages(const nlohmann::json& m, const std::string& where);
 
 // Throws InputError "FILE:LINE: ..." naming the problem (bad JSON, no question, no answer, bad regex).
 std::vector<DataItem> load_dataset(const std::string& path);
