@@ -271,7 +271,12 @@ def main():
     ap.add_argument("--init-gguf", default="",
                     help="start from this model (weights and vocabulary; the chat tokens are appended) instead "
                          "of a new one: the second stage of the release recipe")
+    ap.add_argument("--grow-after", default="",
+                    help="with --init-gguf: comma-separated layer indices; a copy of each of these layers is "
+                         "inserted after it with its attention and FFN output projections zeroed, so the deeper "
+                         "model starts as exactly the initial model's function (block expansion)")
     args = ap.parse_args()
+    grow_after = sorted({int(x) for x in args.grow_after.split(",") if x.strip()})
     if args.smoke:
         args.n_train, args.vocab_items, args.merges = 400, 300, 200
         args.dim, args.layers, args.heads, args.kv_heads, args.ffn = 32, 2, 4, 2, 64
@@ -328,16 +333,34 @@ def main():
     log(lf, f"tokenized {len(examples)} examples, {ntok} tokens, mean {ntok / len(examples):.1f} "
         f"({time.time() - t0:.0f}s)")
 
+    if grow_after and not args.init_gguf:
+        sys.exit("--grow-after needs --init-gguf")
     if args.init_gguf:
-        cfg = Config(**{**cfg0.to_dict(), "vocab": len(tok)})
+        if grow_after and (grow_after[0] < 0 or grow_after[-1] >= cfg0.layers):
+            sys.exit(f"--grow-after: the initial model has layers 0..{cfg0.layers - 1}")
+        cfg = Config(**{**cfg0.to_dict(), "vocab": len(tok), "layers": cfg0.layers + len(grow_after)})
     else:
         cfg = Config(vocab=len(tok), dim=args.dim, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads,
                      ffn=args.ffn, ctx=args.ctx)
     model = Llama(cfg)
     if args.init_gguf:
+        # new block j copies old block src_of[j]; an inserted copy starts with zero output projections
+        src_of, fresh = [], set()
+        for i in range(cfg0.layers):
+            src_of.append(i)
+            if i in grow_after:
+                fresh.add(len(src_of))
+                src_of.append(i)
         with torch.no_grad():
             for name, p in model.state_dict().items():
-                src = model0.state_dict()[name]
+                if name.startswith("blocks."):
+                    j, rest = name.split(".", 2)[1:]
+                    src = model0.state_dict()[f"blocks.{src_of[int(j)]}.{rest}"]
+                    if int(j) in fresh and rest in ("wo.weight", "w_down.weight"):
+                        p.zero_()
+                        continue
+                else:
+                    src = model0.state_dict()[name]
                 if name in ("tok_emb.weight", "out.weight"):  # new rows start as the mean of the old ones
                     p[:src.shape[0]] = src
                     p[src.shape[0]:] = src.mean(0)
