@@ -18,6 +18,8 @@
 #include "cli/progress.h"
 #include "model/fingerprint.h"
 #include "reasoning/dataset.h"
+#include "reasoning/difficulty_mlp.h"
+#include "reasoning/prompt_prior.h"
 #include "signals/confidence_metrics.h"
 #include "signals/confidence_probe.h"
 #include "signals/kv_tap.h"
@@ -43,6 +45,8 @@ struct Row {
   double share = 1;    // share of the answer's tokens seen
   int ok = 0;
   std::vector<float> x;  // features of every layer + logits + count (the collection spec)
+  std::vector<float> prior;  // the prompt prior's features (rows collected with an estimator)
+  uint64_t prior_id = 0;     // PromptPrior::id() of that estimator
 };
 
 struct Labelled {
@@ -116,8 +120,10 @@ std::vector<Labelled> read_labelled(const std::string& path, const std::vector<s
   return out;
 }
 
-// The features of `spec` out of a row collected with every layer, the logits and the count.
-std::vector<float> slice(const std::vector<float>& all, const signals::ProbeSpec& spec, int head_dim) {
+// The features of `spec` out of a row collected with every layer, the logits and the count (and
+// the prompt prior, kept apart in the row so rows of older builds keep their layout).
+std::vector<float> slice(const std::vector<float>& all, const signals::ProbeSpec& spec, int head_dim,
+                         const std::vector<float>& prior = {}) {
   // Collected with the prompt and last parts: [pooled 2hd][4 stats][prompt 2hd][last 2hd] per
   // layer, then the logits, the number statistics (rows of older builds have none) and the count.
   const int e = 2 * head_dim, per = 3 * e + 4, resp = e + 4;
@@ -141,6 +147,12 @@ std::vector<float> slice(const std::vector<float>& all, const signals::ProbeSpec
   const auto tail = all.end() - static_cast<long>(base + nnum);
   if (spec.logits) out.insert(out.end(), tail, tail + signals::kProbeLogitFeatures);
   if (spec.numbers) out.insert(out.end(), tail + signals::kProbeLogitFeatures, all.end() - 1);
+  if (spec.prior) {
+    if (prior.size() != static_cast<size_t>(signals::kProbePriorFeatures))
+      throw InputError("the feature rows hold no prompt prior (collected without a difficulty estimator); collect them "
+                       "again with --difficulty FILE, or add it with --add-prior");
+    out.insert(out.end(), prior.begin(), prior.end());
+  }
   out.push_back(all.back());
   return out;
 }
@@ -161,11 +173,12 @@ void add_train_confidence_command(CLI::App& app) {
   struct Opts {
     ModelOpts model;
     std::string data, out, layers = "2-3", modes = "fast,mixed,slow", features_out, features_in, test_features;
-    std::string prompt_field = "auto", format = "auto";
+    std::string prompt_field = "auto", format = "auto", difficulty, add_prior;
     int hidden = 32, epochs = 200, patience = 20, max_tokens = 256;
     double lr = 1e-3, val = 0.2, wd = 1e-3, cut_fpr = 0.02;
     uint64_t seed = 1;
-    bool no_kv = false, no_logits = false, prompt = false, last = false, numbers = false, final_only = false, json = false, quiet = false;
+    bool no_kv = false, no_logits = false, prompt = false, last = false, numbers = false, prompt_prior = false,
+         final_only = false, json = false, quiet = false;
   };
   auto o = std::make_shared<Opts>();
   add_model_options(cmd, o->model);
@@ -183,6 +196,15 @@ void add_train_confidence_command(CLI::App& app) {
   cmd->add_flag("--last", o->last, "Also read the latest token's KV per layer");
   cmd->add_flag("--numbers", o->numbers,
                 "Also read the logit statistics of the tokens that write numbers (results after '=', the final answer)");
+  cmd->add_flag("--prompt-prior", o->prompt_prior,
+                "Also read the difficulty estimator's class probabilities from the prompt's KV (once per request, at "
+                "prefill); the estimator is copied into the confidence file");
+  cmd->add_option("--difficulty", o->difficulty,
+                  "The difficulty estimator of the prompt prior (default: <model>.difficulty.bin beside the model); "
+                  "collected rows carry its prior when one is found");
+  cmd->add_option("--add-prior", o->add_prior,
+                  "Add the prompt prior to the feature rows of this file (collected from --data, same lines and modes) "
+                  "by prefilling the prompts only, write them to --features-out, and stop");
   cmd->add_flag("--final-only", o->final_only, "Learn from finished answers only (no 25/50/75% rows)");
   cmd->add_option("--hidden", o->hidden, "MLP hidden width")->check(CLI::Range(2, 512))->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Maximum epochs")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -199,14 +221,41 @@ void add_train_confidence_command(CLI::App& app) {
                   "Train from feature rows written by --features-out (no generation); several files: a,b");
   cmd->add_option("--test-features", o->test_features,
                   "After training, report AUROC per mode and share on these feature rows (other problems)");
-  cmd->add_option("-o,--output", o->out, "Confidence file to write")->required();
+  cmd->add_option("-o,--output", o->out, "Confidence file to write (not with --add-prior)");
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
   cmd->callback([o] {
-    if (o->data.empty() == o->features_in.empty()) throw InputError("give --data FILE.jsonl or --features-in FILE (one of them)");
+    if (!o->add_prior.empty()) {
+      if (o->data.empty() || o->features_out.empty() || !o->features_in.empty())
+        throw InputError("--add-prior FILE needs --data (the lines its rows were collected from) and --features-out");
+    } else {
+      if (o->data.empty() == o->features_in.empty()) throw InputError("give --data FILE.jsonl or --features-in FILE (one of them)");
+      if (o->out.empty()) throw InputError("--output is required");
+    }
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     const HParams& hp = model->hparams();
+    const uint64_t fp0 = model_fingerprint(*model);
+    // The prompt prior's estimator: the one named, else the model's own when one is beside it (its
+    // prior then goes into collected rows; needed for --prompt-prior and --add-prior).
+    std::shared_ptr<const signals::PromptPrior> prior;
+    {
+      const bool need = o->prompt_prior || !o->add_prior.empty() || !o->difficulty.empty();
+      const std::string dp = o->difficulty.empty() ? reasoning::sibling_difficulty_path(path) : o->difficulty;
+      if (dp.empty() && need)
+        throw InputError("the prompt prior needs the model's difficulty estimator: none beside the model; pass --difficulty FILE "
+                         "(kvscope train-difficulty)");
+      if (!dp.empty() && (need || !o->data.empty())) {
+        try {
+          prior = reasoning::prompt_prior(reasoning::load_difficulty(dp, fp0), hp.n_layer, dp);
+          prior->validate(hp.n_layer, hp.n_kv_dim());
+        } catch (const InputError& e) {
+          if (need) throw;
+          prior.reset();  // the default estimator is optional for plain collection: rows without the prior
+          if (!o->quiet) std::fprintf(stderr, "note: rows without the prompt prior: %s\n", e.what());
+        }
+      }
+    }
     signals::ProbeSpec spec;
     spec.kv = !o->no_kv;
     spec.logits = !o->no_logits;
@@ -215,7 +264,8 @@ void add_train_confidence_command(CLI::App& app) {
     spec.prompt = spec.kv && o->prompt;
     spec.last = spec.kv && o->last;
     spec.numbers = o->numbers;
-    const uint64_t fp = model_fingerprint(*model);
+    if (o->prompt_prior) spec.prior = prior;
+    const uint64_t fp = fp0;
 
     std::vector<Row> rows;
     double collect_s = 0;
@@ -234,11 +284,72 @@ void add_train_confidence_command(CLI::App& app) {
           throw InputError("feature file '" + file + "' was collected with another model");
         const std::string mode = j["mode"].get<std::string>();
         if (!mode.empty() && std::find(modes_wanted.begin(), modes_wanted.end(), mode) == modes_wanted.end()) continue;
-        out.push_back({j["g"].get<int>() + group_offset, mode, j["share"].get<double>(), j["ok"].get<int>(), j["x"].get<std::vector<float>>()});
+        Row r{j["g"].get<int>() + group_offset, mode, j["share"].get<double>(), j["ok"].get<int>(), j["x"].get<std::vector<float>>(), {}, 0};
+        if (j.contains("prior")) {
+          r.prior = j["prior"].get<std::vector<float>>();
+          r.prior_id = std::stoull(j.value("prior_id", std::string("0")));
+        }
+        if (spec.prior && r.prior_id != spec.prior->id())
+          throw InputError("feature file '" + file + "' " +
+                           (r.prior.empty() ? std::string("holds no prompt prior (collected without a difficulty estimator); "
+                                                          "add it with --add-prior or collect again")
+                                            : std::string("was collected with another difficulty estimator than the prompt "
+                                                          "prior's; add the prior again with --add-prior")));
+        out.push_back(std::move(r));
       }
       if (out.empty()) throw InputError("feature file '" + file + "' holds no rows of the modes asked for");
       return out;
     };
+    if (!o->add_prior.empty()) {
+      // Prefill only: the prior depends on the prompt alone, so rows collected before gain it
+      // without answering again.
+      signals::ProbeSpec ps;
+      ps.kv = false;
+      ps.logits = false;
+      ps.prior = prior;
+      const training::PromptFormat fmt(*model, format_named(*model, o->format));
+      const auto data = read_labelled(o->data, split_list(o->modes), o->prompt_field, fmt);
+      Context ctx(*model, o->model.context_params());
+      std::map<std::pair<int, std::string>, std::vector<float>> priors;
+      Progress bar(!o->quiet, static_cast<int>(data.size()), "prompt prior");
+      KVTap* prev = ctx.tap();
+      for (size_t i = 0; i < data.size(); ++i) {
+        for (const auto& [mode, text] : data[i].prompts) {
+          const auto ids = fmt.encode(text);
+          if (static_cast<int>(ids.size()) >= ctx.n_ctx()) continue;
+          signals::ProbeFeatures pf(hp, ps, static_cast<int>(ids.size()));
+          ctx.set_tap(&pf);
+          ctx.reset();
+          ctx.eval(ids);
+          priors[{static_cast<int>(i), mode}] = pf.prior_features();
+        }
+        bar.update(static_cast<int>(i + 1), static_cast<int>(i + 1), seconds_since(t0));
+      }
+      ctx.set_tap(prev);
+      if (!o->quiet) std::fprintf(stderr, "\n");
+      std::ifstream in(o->add_prior);
+      if (!in) throw InputError("cannot open feature file '" + o->add_prior + "'");
+      std::ofstream fo(o->features_out);
+      if (!fo) throw InputError("cannot write '" + o->features_out + "'");
+      std::string line;
+      size_t n = 0;
+      while (std::getline(in, line)) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object() || !j.contains("x")) throw InputError("'" + o->add_prior + "' is not a feature file");
+        if (j.value("fingerprint", std::string()) != std::to_string(fp))
+          throw InputError("feature file '" + o->add_prior + "' was collected with another model");
+        const auto it = priors.find({j["g"].get<int>(), j["mode"].get<std::string>()});
+        if (it == priors.end())
+          throw InputError("feature file '" + o->add_prior + "': a row of line " + std::to_string(j["g"].get<int>() + 1) +
+                           " mode '" + j["mode"].get<std::string>() + "' has no prompt in --data (not the file it was collected from?)");
+        j["prior"] = it->second;
+        j["prior_id"] = std::to_string(prior->id());
+        fo << j.dump() << '\n';
+        ++n;
+      }
+      std::printf("%zu rows with the prompt prior -> %s\n", n, o->features_out.c_str());
+      return;
+    }
     if (!o->features_in.empty()) {
       // Several files (comma-separated): each one's problems stay separate groups.
       const auto files = split_list(o->features_in);
@@ -260,6 +371,7 @@ void add_train_confidence_command(CLI::App& app) {
       so.probe_spec.prompt = true;
       so.probe_spec.last = true;
       so.probe_spec.numbers = true;
+      so.probe_spec.prior = prior;  // when the model has an estimator: kept apart in the rows
       int total = 0;
       for (const auto& d : data) total += static_cast<int>(d.prompts.size());
       Progress bar(!o->quiet, total, "answer and label");
@@ -285,11 +397,20 @@ void add_train_confidence_command(CLI::App& app) {
           for (double s : {0.25, 0.5, 0.75})
             if (n > 0) pick.push_back({s, &pf[std::clamp<size_t>(static_cast<size_t>(std::ceil(s * n)), 1, n) - 1]});
           pick.push_back({1.0, &pf.back()});
-          for (auto& [s, x] : pick) {
-            rows.push_back({static_cast<int>(i), mode, s, ok, *x});
-            if (fo)
-              fo << nlohmann::json({{"g", i}, {"mode", mode}, {"share", s}, {"ok", ok}, {"x", *x}, {"fingerprint", std::to_string(fp)}}).dump()
-                 << '\n';
+          for (auto& [s, xp] : pick) {
+            Row row{static_cast<int>(i), mode, s, ok, *xp, {}, 0};
+            if (prior) {  // the prior's values sit before the count: kept apart
+              const auto b = row.x.end() - 1 - signals::kProbePriorFeatures;
+              row.prior.assign(b, row.x.end() - 1);
+              row.x.erase(b, row.x.end() - 1);
+              row.prior_id = prior->id();
+            }
+            if (fo) {
+              nlohmann::json j = {{"g", i}, {"mode", mode}, {"share", s}, {"ok", ok}, {"x", row.x}, {"fingerprint", std::to_string(fp)}};
+              if (prior) j["prior"] = row.prior, j["prior_id"] = std::to_string(row.prior_id);
+              fo << j.dump() << '\n';
+            }
+            rows.push_back(std::move(row));
           }
           bar.update(answers, right, seconds_since(t0));
         }
@@ -302,7 +423,7 @@ void add_train_confidence_command(CLI::App& app) {
     std::vector<int> y, g;
     for (const auto& r : rows) {
       if (o->final_only && r.share < 1) continue;
-      X.push_back(slice(r.x, spec, hp.head_dim));
+      X.push_back(slice(r.x, spec, hp.head_dim, r.prior));
       y.push_back(r.ok);
       // One group per problem: its answers in every mode stay on one side of the split.
       g.push_back(r.group);
@@ -349,6 +470,7 @@ void add_train_confidence_command(CLI::App& app) {
                            {"prompt", spec.prompt},
                            {"last", spec.last},
                            {"numbers", spec.numbers},
+                           {"prompt_prior", spec.prior != nullptr},
                            {"inputs", mlp.input_dim()},
                            {"hidden", mlp.hidden()},
                            {"params", mlp.n_params()},
@@ -382,7 +504,7 @@ void add_train_confidence_command(CLI::App& app) {
         for (const auto& r : test) {
           if (r.mode != m) continue;
           auto& [s, k] = by_share[r.share];
-          s.push_back(f.mlp.score(slice(r.x, spec, hp.head_dim)));
+          s.push_back(f.mlp.score(slice(r.x, spec, hp.head_dim, r.prior)));
           k.push_back(r.ok);
           if (r.share == 1) {
             const size_t nl = (r.x.size() - signals::kProbeLogitFeatures - 1) / per;

@@ -179,19 +179,33 @@ void add_eval_confidence_command(CLI::App& app) {
     // The probe's own cost per token, measured alone (robust on a shared machine): its tap fed
     // random K/V rows of its layers, then the features and the MLP, as a stream scoring every token
     // would; against this run's time per generated token (prompt, decode and every score included).
-    double probe_us = 0;
+    double probe_us = 0, prior_us = 0;
+    size_t prior_peak = 0;
+    constexpr int kPriorPrompt = 80;
     if (probe) {
       const HParams& hp = model->hparams();
-      signals::ProbeFeatures pt(hp, probe->spec, 0);
+      // The prompt prior is paid once per request, at prefill: its prompt rows pooled and one
+      // estimate, timed apart (a kPriorPrompt-token prompt); the per-token loop then finds it done.
+      const int p0 = probe->spec.prior ? kPriorPrompt : 0;
+      signals::ProbeFeatures pt(hp, probe->spec, p0);
       signals::LogitStats ls;
       std::vector<float> k(hp.n_kv_dim()), v(hp.n_kv_dim()), lg(hp.n_vocab, 0.0f);
       util::SplitMix64 rr{3};
       for (auto& x : k) x = static_cast<float>(rr.normal());
       for (auto& x : v) x = static_cast<float>(rr.normal());
+      if (p0 > 0) {
+        std::vector<float> pk(static_cast<size_t>(p0) * hp.n_kv_dim()), pv(pk.size());
+        for (auto& x : pk) x = static_cast<float>(rr.normal());
+        for (auto& x : pv) x = static_cast<float>(rr.normal());
+        const auto tq = std::chrono::steady_clock::now();
+        for (int l = 0; l < hp.n_layer; ++l) pt.on_kv(l, 0, p0, pk.data(), pv.data());
+        prior_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - tq).count();
+        prior_peak = probe->spec.prior->layers.size() * 2 * hp.n_kv_dim() * sizeof(double);
+      }
       const int reps = 2000;
       double sink = 0;
       const auto tp = std::chrono::steady_clock::now();
-      for (int t = 0; t < reps; ++t) {
+      for (int t = p0; t < p0 + reps; ++t) {
         k[t % k.size()] += 0.01f;
         for (int l : probe->spec.layers) pt.on_kv(l, t, 1, k.data(), v.data());
         if (pt.wants_tokens()) pt.on_token(ls, model->tokenizer().token_to_piece(t % hp.n_vocab));
@@ -215,11 +229,15 @@ void add_eval_confidence_command(CLI::App& app) {
                           {"correct", correct}, {"accuracy", correct / n}, {"mean_tokens", tokens / n}, {"wall_s", wall},
                           {"scores", scores}, {"ablation", abl}, {"kv_probe_early", early_j},
                           {"probe_cost", {{"probe_us_per_token", probe_us}, {"run_us_per_generated_token", step_us},
-                                          {"share", step_us > 0 ? probe_us / step_us : 0.0}}},
+                                          {"share", step_us > 0 ? probe_us / step_us : 0.0},
+                                          {"prior_us_per_request", prior_us},
+                                          {"prior_prompt_tokens", prior_us > 0 ? kPriorPrompt : 0},
+                                          {"prior_share_of_request", wall > 0 ? prior_us * 1e-6 / (wall / n) : 0.0}}},
                           {"memory_per_sequence", {{"kv_bytes", kv_bytes / n}, {"kv_tap_bytes", tap_bytes / n},
                                                    {"kv_tap_fraction", kv_bytes ? double(tap_bytes) / kv_bytes : 0.0},
                                                    {"probe_bytes", probe_bytes / n},
                                                    {"probe_fraction", kv_bytes ? double(probe_bytes) / kv_bytes : 0.0},
+                                                   {"probe_prior_prefill_bytes", prior_peak},
                                                    {"hidden_tap_bytes", hidden_bytes / n},
                                                    {"hidden_full_bytes", hidden_full_bytes / n},
                                                    {"hidden_full_fraction", kv_bytes ? double(hidden_full_bytes) / kv_bytes : 0.0}}}};
@@ -248,6 +266,10 @@ void add_eval_confidence_command(CLI::App& app) {
                   kv_bytes ? 100.0 * probe_bytes / kv_bytes : 0.0);
       std::printf("  probe cost %.2f us per scored token, %.2f%% of this run's %.0f us per generated token\n", probe_us,
                   step_us > 0 ? 100.0 * probe_us / step_us : 0.0, step_us);
+      if (prior_us > 0)
+        std::printf("  prompt prior %.1f us once per request (%d-token prompt), %.3f%% of this run's time per request; "
+                    "%zu bytes during the prefill only\n",
+                    prior_us, kPriorPrompt, wall > 0 ? 100.0 * prior_us * 1e-6 / (wall / n) : 0.0, prior_peak);
     }
     if (!abl.empty()) {
       std::printf("\nlayer ablation (AUROC, higher=confident / best orientation)\n%-10s %15s %15s %15s\n", "layers",

@@ -4,8 +4,14 @@
 
 namespace kvscope::reasoning {
 
+namespace {
+// The question is fed before the first attempt's begin(): until then every row is a prompt row, so
+// the prompt parts (pooled u, prompt prior) see it.
+constexpr int kQuestion = 1 << 30;
+}  // namespace
+
 ProbeEarlyCut::ProbeEarlyCut(const Model& model, const signals::ProbeFile& probe, double below, int min_tokens)
-    : tokenizer_(model.tokenizer()), probe_(probe), features_(model.hparams(), probe.spec), below_(below > 0 ? below : probe.cut_below),
+    : tokenizer_(model.tokenizer()), probe_(probe), features_(model.hparams(), probe.spec, kQuestion), below_(below > 0 ? below : probe.cut_below),
       min_tokens_(min_tokens) {
   if (probe.mlp.input_dim() != features_.dim())
     throw InputError("confidence probe expects " + std::to_string(probe.mlp.input_dim()) + " features, this model gives " +
@@ -21,6 +27,14 @@ void ProbeEarlyCut::begin(int prompt_len) {
     auto s = features_.state();
     s.prompt_sum = keep.prompt_sum;
     s.next_pos = std::min(keep.next_pos, prompt_len);
+    features_.restore(s);
+  }
+  if (probe_.spec.prior) {  // likewise the prompt prior, read once from the question
+    auto s = features_.state();
+    s.prior_sum = keep.prior_sum;
+    s.prior_count = keep.prior_count;
+    s.prior_next = keep.prior_next;
+    s.prior = keep.prior;
     features_.restore(s);
   }
   stats_ = signals::LogitStats();

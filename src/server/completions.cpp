@@ -166,6 +166,9 @@ struct Exchange {
     so.probe = srv->probe.get();
     sig = std::make_shared<SignalBox>(m, r.prompt, so);
     auto box = sig;
+    // A probe reading the prompt (its pooled KV, the prompt prior) needs the rows of a prefix served
+    // from the cache too: they are read back into the tap.
+    if (so.probe && (so.probe->spec.prompt || so.probe->spec.prior)) r.tap_cached_prefix = true;
     if (r.tap) {  // the reasoning estimator's tap: both observe the same pass
       box->fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{r.tap, box->scorer.tap()}, &m);
       r.tap = box->fan.get();

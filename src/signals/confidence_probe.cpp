@@ -8,6 +8,7 @@
 
 #include "kernels/kernels.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/model_file.h"
 #include "util/rng.h"
 
@@ -15,8 +16,78 @@ namespace kvscope::signals {
 
 int ProbeSpec::dim(int head_dim) const {
   return (kv ? static_cast<int>(layers.size()) * per_layer(head_dim) : 0) + (logits ? kProbeLogitFeatures : 0) +
-         (numbers ? kProbeNumberFeatures : 0) + 1;
+         (numbers ? kProbeNumberFeatures : 0) + (prior ? kProbePriorFeatures : 0) + 1;
 }
+
+size_t PromptPrior::packed_size(int in, int hid) {
+  const size_t i = in, h = hid;
+  return 2 * i + h * i + h + h * h + h + 3 * h + 3;
+}
+
+int PromptPrior::window_end(int n) const {
+  if (n <= 0) return 0;
+  return std::clamp(static_cast<int>(std::ceil(prompt_fraction * n - 1e-9)), 1, n);
+}
+
+void PromptPrior::validate(int n_layer, int kv_dim) const {
+  if (layers.empty()) throw InputError("prompt prior: no layers");
+  for (int l : layers)
+    if (l < 0 || l >= n_layer)
+      throw InputError("prompt prior: layer " + std::to_string(l) + " out of range (the model has " + std::to_string(n_layer) +
+                       " layers)");
+  for (size_t i = 0; i < layers.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (layers[i] == layers[j]) throw InputError("prompt prior: layer " + std::to_string(layers[i]) + " selected twice");
+  if (!(prompt_fraction > 0 && prompt_fraction <= 1)) throw InputError("prompt prior: bad prompt fraction");
+  if (input_dim != static_cast<int>(layers.size()) * 2 * kv_dim)
+    throw InputError("prompt prior: the estimator reads " + std::to_string(input_dim) + " features, this model gives " +
+                     std::to_string(layers.size() * 2 * kv_dim));
+  if (hidden <= 0 || weights.size() != packed_size(input_dim, hidden)) throw InputError("prompt prior: weights of the wrong size");
+}
+
+uint64_t PromptPrior::id() const {
+  uint64_t h = util::kFnvOffset;
+  for (int l : layers) util::fnv1a_int(h, static_cast<uint32_t>(l), 4);
+  h = util::fnv1a(&prompt_fraction, sizeof prompt_fraction, h);
+  util::fnv1a_int(h, static_cast<uint32_t>(input_dim), 4);
+  util::fnv1a_int(h, static_cast<uint32_t>(hidden), 4);
+  return util::fnv1a(weights.data(), weights.size() * sizeof(float), h);
+}
+
+std::array<double, 3> PromptPrior::probs(const float* x) const {
+  // The estimator's forward pass (reasoning::DifficultyMLP::estimate): standardize, two ReLU
+  // layers, three logits, softmax. The test compares the two.
+  const size_t in = input_dim, h = hidden;
+  const float* mean = weights.data();
+  const float* inv = mean + in;
+  const float* w1 = inv + in;
+  const float* b1 = w1 + h * in;
+  const float* w2 = b1 + h;
+  const float* b2 = w2 + h * h;
+  const float* w3 = b2 + h;
+  const float* b3 = w3 + 3 * h;
+  std::vector<float> xs(in), h1(h), h2(h);
+  for (size_t i = 0; i < in; ++i) xs[i] = (x[i] - mean[i]) * inv[i];
+  for (size_t o = 0; o < h; ++o) h1[o] = std::max(0.0f, b1[o] + kernels::dot_f32(w1 + o * in, xs.data(), input_dim));
+  for (size_t o = 0; o < h; ++o) h2[o] = std::max(0.0f, b2[o] + kernels::dot_f32(w2 + o * h, h1.data(), hidden));
+  float z[3];
+  for (size_t o = 0; o < 3; ++o) z[o] = b3[o] + kernels::dot_f32(w3 + o * h, h2.data(), hidden);
+  const double m = std::max({z[0], z[1], z[2]});
+  std::array<double, 3> p{};
+  double sum = 0;
+  for (int c = 0; c < 3; ++c) sum += (p[c] = std::exp(z[c] - m));
+  for (double& q : p) q /= sum;
+  return p;
+}
+
+namespace {
+// The prior's features: log class probabilities, floored so a confident estimate stays finite.
+std::vector<float> prior_logs(const std::array<double, 3>& p) {
+  std::vector<float> f;
+  for (double q : p) f.push_back(static_cast<float>(std::log(std::max(q, 1e-6))));
+  return f;
+}
+}  // namespace
 
 uint8_t classify_piece(const std::string& piece) {
   uint8_t c = 0;
@@ -150,6 +221,11 @@ ProbeFeatures::ProbeFeatures(const HParams& hp, ProbeSpec spec, int begin, int e
     slot_[l] = static_cast<int>(i);
   }
   last_layer_ = spec_.layers.empty() ? -1 : spec_.layers.back();
+  if (spec_.prior) {
+    spec_.prior->validate(hp.n_layer, kv_dim_);
+    prior_slot_.assign(hp.n_layer, -1);
+    for (size_t i = 0; i < spec_.prior->layers.size(); ++i) prior_slot_[spec_.prior->layers[i]] = static_cast<int>(i);
+  }
   reset(begin, end);
 }
 
@@ -166,6 +242,33 @@ void ProbeFeatures::reset(int begin, int end) {
   st_.next_pos = INT_MIN;
   st_.n_tokens = 0;
   st_.numbers = NumberStats();
+  const size_t pl = spec_.prior ? spec_.prior->layers.size() : 0;
+  st_.prior_sum.assign(pl * 2 * kv_dim_, 0.0);
+  st_.prior_count.assign(pl, 0);
+  st_.prior_next.assign(pl, 0);
+  st_.prior.clear();
+  prior_end_ = spec_.prior ? spec_.prior->window_end(begin) : 0;
+}
+
+std::vector<float> ProbeFeatures::prior_now() const {
+  const size_t pl = spec_.prior->layers.size(), w = 2 * static_cast<size_t>(kv_dim_);
+  std::vector<float> x(pl * w, 0.0f);
+  if (st_.prior_sum.size() == x.size())
+    for (size_t s = 0; s < pl; ++s)
+      if (st_.prior_count[s] > 0)
+        for (size_t i = 0; i < w; ++i) x[s * w + i] = static_cast<float>(st_.prior_sum[s * w + i] / st_.prior_count[s]);
+  return prior_logs(spec_.prior->probs(x.data()));
+}
+
+void ProbeFeatures::finish_prior() {
+  // Once per request: the estimate is kept and the sums freed, so decoding pays nothing for it.
+  st_.prior = prior_now();
+  std::vector<double>().swap(st_.prior_sum);
+}
+
+std::vector<float> ProbeFeatures::prior_features() const {
+  if (!spec_.prior) return {};
+  return st_.prior.empty() ? prior_now() : st_.prior;
 }
 
 void ProbeFeatures::on_token(const LogitStats& ls, const std::string& piece) {
@@ -173,7 +276,29 @@ void ProbeFeatures::on_token(const LogitStats& ls, const std::string& piece) {
 }
 
 void ProbeFeatures::on_kv(int layer, int pos0, int n, const float* k, const float* v) {
-  if (layer < 0 || layer >= static_cast<int>(slot_.size()) || slot_[layer] < 0) return;
+  if (layer < 0 || layer >= static_cast<int>(slot_.size())) return;
+  if (spec_.prior && st_.prior.empty() && prior_slot_[layer] >= 0) {
+    // The prompt prior: the window's K and V rows pooled per prior layer (each position once,
+    // whatever the batching); final once every prior layer has the window, or at the first row of
+    // the response (a prompt row missed by then never comes: the prior uses what was seen).
+    const int s = prior_slot_[layer];
+    const size_t w = 2 * static_cast<size_t>(kv_dim_);
+    const int a = std::max(pos0, st_.prior_next[s]), b = std::min(pos0 + n, prior_end_);
+    double* sum = st_.prior_sum.data() + s * w;
+    for (int t = a; t < b; ++t) {
+      const float* kr = k + static_cast<size_t>(t - pos0) * kv_dim_;
+      const float* vr = v + static_cast<size_t>(t - pos0) * kv_dim_;
+      for (int i = 0; i < kv_dim_; ++i) sum[i] += kr[i], sum[kv_dim_ + i] += vr[i];
+    }
+    if (b > a) st_.prior_count[s] += b - a, st_.prior_next[s] = b;
+    bool done = pos0 + n > begin_;
+    if (!done) {
+      done = true;
+      for (int nx : st_.prior_next) done = done && nx >= prior_end_;
+    }
+    if (done) finish_prior();
+  }
+  if (slot_[layer] < 0) return;
   const int s = slot_[layer];
   const int hd = head_dim_, e = 2 * hd;
   // The prompt's rows (before begin), when asked for: their pooled u only. Rows at or past
@@ -273,6 +398,10 @@ std::vector<float> ProbeFeatures::features(const LogitStats& ls) const {
     f.push_back(static_cast<float>(ls.share_max_prob_below(0.5)));
   }
   if (spec_.numbers) st_.numbers.append(f);
+  if (spec_.prior) {
+    const auto pf = prior_features();
+    f.insert(f.end(), pf.begin(), pf.end());
+  }
   // Token count: from the KV tap, or from the logits when the probe reads no KV.
   const int n = spec_.kv ? st_.n_tokens : ls.n();
   f.push_back(static_cast<float>(std::log1p(static_cast<double>(n))));
@@ -281,7 +410,8 @@ std::vector<float> ProbeFeatures::features(const LogitStats& ls) const {
 
 size_t ProbeFeatures::state_bytes() const {
   return (st_.sum.size() + st_.prev.size() + st_.prompt_sum.size() + st_.stats.size()) * sizeof(float) + st_.n.size() * sizeof(int) +
-         2 * sizeof(int) + (spec_.numbers ? sizeof(NumberStats) : 0);
+         2 * sizeof(int) + (spec_.numbers ? sizeof(NumberStats) : 0) + st_.prior_sum.size() * sizeof(double) +
+         (st_.prior_count.size() + st_.prior_next.size()) * sizeof(int) + st_.prior.size() * sizeof(float);
 }
 
 std::vector<double> probe_kv_features_reference(const ProbeSpec& spec, int head_dim, int n_head_kv,
@@ -333,6 +463,49 @@ std::vector<double> probe_kv_features_reference(const ProbeSpec& spec, int head_
     if (spec.last)
       for (int i = 0; i < e; ++i) out.push_back(us.empty() ? 0.0 : us.back()[i]);
   }
+  return out;
+}
+
+std::vector<double> prior_features_reference(const PromptPrior& p, const std::vector<std::vector<std::vector<float>>>& k,
+                                             const std::vector<std::vector<std::vector<float>>>& v) {
+  std::vector<float> x;
+  for (size_t s = 0; s < p.layers.size(); ++s) {
+    const size_t kd = k[s].empty() ? 0 : k[s][0].size(), n = k[s].size();
+    std::vector<double> mk(kd, 0.0), mv(kd, 0.0);
+    for (size_t t = 0; t < n; ++t)
+      for (size_t i = 0; i < kd; ++i) mk[i] += k[s][t][i], mv[i] += v[s][t][i];
+    for (double m : mk) x.push_back(static_cast<float>(n ? m / n : 0.0));
+    for (double m : mv) x.push_back(static_cast<float>(n ? m / n : 0.0));
+  }
+  // The estimator's forward in double precision, written out apart from PromptPrior::probs.
+  const size_t in = p.input_dim, h = p.hidden;
+  const float* mean = p.weights.data();
+  const float* inv = mean + in;
+  const float* w1 = inv + in;
+  const float* b1 = w1 + h * in;
+  const float* w2 = b1 + h;
+  const float* b2 = w2 + h * h;
+  const float* w3 = b2 + h;
+  const float* b3 = w3 + 3 * h;
+  std::vector<double> xs(in), h1(h), h2(h), z(3);
+  for (size_t i = 0; i < in; ++i) xs[i] = (double(x[i]) - mean[i]) * inv[i];
+  for (size_t o = 0; o < h; ++o) {
+    double a = b1[o];
+    for (size_t i = 0; i < in; ++i) a += double(w1[o * in + i]) * xs[i];
+    h1[o] = std::max(a, 0.0);
+  }
+  for (size_t o = 0; o < h; ++o) {
+    double a = b2[o];
+    for (size_t i = 0; i < h; ++i) a += double(w2[o * h + i]) * h1[i];
+    h2[o] = std::max(a, 0.0);
+  }
+  for (size_t o = 0; o < 3; ++o) {
+    z[o] = b3[o];
+    for (size_t i = 0; i < h; ++i) z[o] += double(w3[o * h + i]) * h2[i];
+  }
+  const double m = std::max({z[0], z[1], z[2]}), den = std::exp(z[0] - m) + std::exp(z[1] - m) + std::exp(z[2] - m);
+  std::vector<double> out;
+  for (double zz : z) out.push_back(std::log(std::max(std::exp(zz - m) / den, 1e-6)));
   return out;
 }
 
@@ -400,18 +573,28 @@ void ProbeMLP::unpack(int input_dim, int hidden, const std::vector<float>& flat)
 
 namespace {
 constexpr char kMagic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'B', '1'};
-constexpr uint32_t kVersion = 2;  // 2: the numbers flag (bit 3); version 1 files have none
+constexpr uint32_t kVersion = 3;  // 2: the numbers flag (bit 3); 3: the prompt prior (bit 4 and its block)
 }  // namespace
 
 void save_probe(const std::string& path, const ProbeFile& f) {
   // A probe without number statistics stays a version-1 file, readable by older builds.
-  ModelFileWriter o(kMagic, f.spec.numbers ? kVersion : 1, f.model_fingerprint);
+  ModelFileWriter o(kMagic, f.spec.prior ? 3 : f.spec.numbers ? 2 : 1, f.model_fingerprint);
   o.put<uint32_t>(static_cast<uint32_t>(f.spec.layers.size()));
   for (int l : f.spec.layers) o.put<int32_t>(l);
   o.put<uint8_t>(f.spec.kv);
-  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0) | (f.spec.numbers ? 8 : 0));
+  o.put<uint8_t>(f.spec.logits | (f.spec.prompt ? 2 : 0) | (f.spec.last ? 4 : 0) | (f.spec.numbers ? 8 : 0) |
+                 (f.spec.prior ? 16 : 0));
   o.put<double>(f.cut_below);
   o.str(f.info);
+  if (const auto& p = f.spec.prior) {
+    o.put<uint32_t>(static_cast<uint32_t>(p->layers.size()));
+    for (int l : p->layers) o.put<int32_t>(l);
+    o.put<double>(p->prompt_fraction);
+    o.str(p->source);
+    o.put<int32_t>(p->input_dim);
+    o.put<int32_t>(p->hidden);
+    o.floats(p->weights);
+  }
   o.put<int32_t>(f.mlp.input_dim());
   o.put<int32_t>(f.mlp.hidden());
   o.floats(f.mlp.pack());
@@ -432,10 +615,28 @@ ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
   f.spec.prompt = flags & 2;
   f.spec.last = flags & 4;
   f.spec.numbers = flags & 8;
+  const bool prior = flags & 16;
   if (in.version() < 2 && f.spec.numbers) throw in.damaged("flags");
-  if (flags & ~15) throw in.damaged("flags");
+  if (in.version() < 3 && prior) throw in.damaged("flags");
+  if (flags & ~31) throw in.damaged("flags");
   f.cut_below = in.get<double>();
   f.info = in.str();
+  if (prior) {
+    auto p = std::make_shared<PromptPrior>();
+    const uint32_t pl = in.get<uint32_t>();
+    if (pl == 0 || pl > 4096) throw in.damaged("prior layer count");
+    for (uint32_t i = 0; i < pl; ++i) p->layers.push_back(in.get<int32_t>());
+    p->prompt_fraction = in.get<double>();
+    if (!(p->prompt_fraction > 0 && p->prompt_fraction <= 1)) throw in.damaged("prior prompt fraction");
+    p->source = in.str();
+    p->input_dim = in.get<int32_t>();
+    p->hidden = in.get<int32_t>();
+    if (p->input_dim <= 0 || p->hidden <= 0 || p->input_dim > (1 << 24) || p->hidden > (1 << 14)) throw in.damaged("prior dimensions");
+    p->weights = in.floats(uint64_t{1} << 28);
+    if (p->weights.size() != PromptPrior::packed_size(p->input_dim, p->hidden))
+      throw in.damaged("prior weights do not match its dimensions");
+    f.spec.prior = std::move(p);
+  }
   const int32_t din = in.get<int32_t>(), hid = in.get<int32_t>();
   if (din <= 0 || hid <= 0 || din > (1 << 20) || hid > (1 << 14)) throw in.damaged("dimensions");
   const std::vector<float> w = in.floats(uint64_t{1} << 26);

@@ -17,8 +17,10 @@
 // State per sequence: two 2*head_dim float vectors and four scalars per layer (fixed, no per-token
 // growth), e.g. 1 KB for two layers of a head_dim-32 model.
 #pragma once
+#include <array>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,33 @@
 #include "signals/coe_scores.h"
 
 namespace kvscope::signals {
+
+// The prompt prior (ProbeSpec::prior): the difficulty estimator (reasoning/difficulty_mlp.h) read
+// once per request from the prompt's KV. Its input is the estimator's own: per layer of `layers`,
+// the mean K row and the mean V row (K after RoPE, as the cache stores it) over the prompt's first
+// ceil(prompt_fraction * prompt length) positions; its output the three class probabilities of the
+// cheapest mode answering right (fast, mixed, slow; slow also holds "no mode does"). The probe reads
+// their logs (kProbePriorFeatures values): how hard the question looks before a token is written.
+// The weights are a copy of the estimator's (DifficultyMLP::pack layout: mean, inv_std, w1, b1, w2,
+// b2, w3, b3), kept in the probe file so the probe does not change when the estimator is retrained.
+struct PromptPrior {
+  std::vector<int> layers;
+  double prompt_fraction = 1.0;
+  int input_dim = 0, hidden = 0;
+  std::vector<float> weights;
+  std::string source;  // the estimator file's info (how it was trained)
+
+  static size_t packed_size(int input_dim, int hidden);
+  // Positions pooled for a prompt of n tokens: [0, window_end(n)) (0 for an empty prompt).
+  int window_end(int n) const;
+  // The class probabilities from raw pooled features (input_dim floats).
+  std::array<double, 3> probs(const float* x) const;
+  // Throws InputError unless the layers and dimensions fit a model of n_layer layers and kv_dim.
+  void validate(int n_layer, int kv_dim) const;
+  // A hash of the window and the weights: feature rows name the estimator their prior came from.
+  uint64_t id() const;
+};
+inline constexpr int kProbePriorFeatures = 3;
 
 struct ProbeSpec {
   std::vector<int> layers;  // KV layers read (must be non-empty when kv is set)
@@ -37,6 +66,9 @@ struct ProbeSpec {
   // Also the logit statistics of the tokens that write numbers (NumberStats): a wrong result digit
   // is one low-confidence token among a hundred sure ones, invisible in means over every token.
   bool numbers = false;
+  // The prompt prior (log class probabilities of the difficulty estimator), computed once from the
+  // prompt's KV at prefill; null: not read.
+  std::shared_ptr<const PromptPrior> prior;
   int per_layer(int head_dim) const { return 2 * head_dim + 4 + (prompt ? 2 * head_dim : 0) + (last ? 2 * head_dim : 0); }
   int dim(int head_dim) const;
 };
@@ -91,6 +123,9 @@ class ProbeFeatures final : public KVTap {
   const ProbeSpec& spec() const { return spec_; }
   int n_tokens() const { return st_.n_tokens; }
   int dim() const { return spec_.dim(head_dim_); }
+  // The prompt prior's features (kProbePriorFeatures), final once the response's first row arrived
+  // or every prior layer saw the whole window; empty without a prior in the spec.
+  std::vector<float> prior_features() const;
   // The feature vector now (logit statistics from `ls`, ignored when the spec has no logits).
   std::vector<float> features(const LogitStats& ls) const;
   // Bytes of per-sequence state (the sums and the previous u of every layer).
@@ -103,6 +138,11 @@ class ProbeFeatures final : public KVTap {
     std::vector<int> n;        // per layer: tokens observed
     int next_pos = INT_MIN, n_tokens = 0;
     NumberStats numbers;
+    // The prompt prior: per prior layer the running sums of K and V (2 * kv_dim, freed once the
+    // prior is computed), rows counted and the next unseen position; the prior once computed.
+    std::vector<double> prior_sum;
+    std::vector<int> prior_count, prior_next;
+    std::vector<float> prior;
   };
   State state() const { return st_; }
   void restore(const State& s) { st_ = s; }
@@ -112,7 +152,11 @@ class ProbeFeatures final : public KVTap {
   ProbeSpec spec_;
   std::vector<int> slot_;  // layer -> index into spec_.layers, -1 when not read
   int last_layer_ = -1;
+  std::vector<int> prior_slot_;  // layer -> index into spec_.prior->layers, -1 when not pooled
+  int prior_end_ = 0;           // the prior's window: prompt positions [0, prior_end_)
   State st_;
+  std::vector<float> prior_now() const;  // the prior from the sums as they are
+  void finish_prior();
 };
 
 // The reference computation of the KV part of the features from stored K/V: k[l][t], v[l][t] are
@@ -152,13 +196,20 @@ struct ProbeFile {
   std::string info;       // JSON text: how it was trained
 };
 
-// Binary, little-endian: "KVSPROB1", version, fingerprint, spec, threshold, info, dims, floats.
-// Version 2 (written when the spec reads number statistics) adds that flag; version 1 files load.
+// Binary, little-endian: "KVSPROB1", version, fingerprint, spec, threshold, info, [prior], dims,
+// floats. Version 2 (written when the spec reads number statistics) adds that flag, version 3
+// (written when it reads the prompt prior) the prior's flag and block; files of versions 1 and 2
+// load with their meaning, and each file is written with the lowest version that holds it.
 void save_probe(const std::string& path, const ProbeFile& f);
 // Throws InputError naming the file: not a confidence file, damaged, wrong version, or (when
 // expect_fingerprint != 0) trained for another model.
 ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint = 0);
 // "<stem>.confidence.bin" beside "<stem>.gguf", or "" when absent.
 std::string sibling_probe_path(const std::string& model_path);
+
+// The reference of the prompt prior's features from stored K/V: k[l][t], v[l][t] are the kv_dim
+// rows of prior layer l at prompt position t (the window's positions). Double precision.
+std::vector<double> prior_features_reference(const PromptPrior& p, const std::vector<std::vector<std::vector<float>>>& k,
+                                             const std::vector<std::vector<std::vector<float>>>& v);
 
 }  // namespace kvscope::signals

@@ -91,7 +91,7 @@ ResponseScorer::ResponseScorer(const Model& model, int prompt_len, const SignalO
     if (so.probe && so.probe->mlp.input_dim() != probe_->dim())
       throw InputError("confidence probe expects " + std::to_string(so.probe->mlp.input_dim()) +
                        " features, this model gives " + std::to_string(probe_->dim()) + " (trained for another model?)");
-    if (spec.kv) all.push_back(probe_.get());
+    if (spec.kv || spec.prior) all.push_back(probe_.get());  // the prior reads the prompt's KV
   }
   if (all.size() == 1) {
     tap_ = &main_;

@@ -475,13 +475,13 @@ TEST(ConfidenceProbe, NumberProbeFilesAreVersion2AndVersion1FilesStillLoad) {
   {
     std::fstream io(p2, std::ios::binary | std::ios::in | std::ios::out);
     io.seekp(8);
-    const uint32_t v3 = 3;
-    io.write(reinterpret_cast<const char*>(&v3), 4);
+    const uint32_t v4 = 4;  // version 3 (the prompt prior) is read: confidence_prior_test.cpp
+    io.write(reinterpret_cast<const char*>(&v4), 4);
   }
   try {
     load_probe(p2, f.model_fingerprint);
-    FAIL() << "a version-3 file was accepted";
+    FAIL() << "a version-4 file was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("version 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version 4"), std::string::npos) << e.what();
   }
 }
