@@ -259,7 +259,8 @@ void add_train_confidence_command(CLI::App& app) {
     signals::ProbeSpec spec;
     spec.kv = !o->no_kv;
     spec.logits = !o->no_logits;
-    if (!spec.kv && !spec.logits && !o->numbers) throw InputError("--no-kv and --no-logits leave the probe nothing to read");
+    if (!spec.kv && !spec.logits && !o->numbers && !o->prompt_prior)
+      throw InputError("--no-kv and --no-logits leave the probe nothing to read");
     if (spec.kv) spec.layers = signals::parse_layers(o->layers, hp.n_layer);
     spec.prompt = spec.kv && o->prompt;
     spec.last = spec.kv && o->last;

@@ -183,7 +183,11 @@ void Server::Impl::setup_signals(const Model& m) {
   };
   if (opt.signals)
     probe = load(opt.confidence_path, signals::sibling_probe_path(opt.model_path),
-                 [&](const std::string& p) { return signals::load_probe(p, fp); });
+                 [&](const std::string& p) {
+                   auto f = signals::load_probe(p, fp);
+                   signals::ProbeFeatures fits(m.hparams(), f.spec);  // its layers and prompt prior fit the model
+                   return f;
+                 });
   // The profile is opt-in: scoring a prompt costs a prefill pass before the request is admitted.
   if (opt.kv_profile_path == "auto") {
     const std::string sib = signals::sibling_profile_path(opt.model_path);

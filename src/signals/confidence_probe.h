@@ -68,7 +68,7 @@ struct ProbeSpec {
   bool numbers = false;
   // The prompt prior (log class probabilities of the difficulty estimator), computed once from the
   // prompt's KV at prefill; null: not read.
-  std::shared_ptr<const PromptPrior> prior;
+  std::shared_ptr<const PromptPrior> prior = nullptr;
   int per_layer(int head_dim) const { return 2 * head_dim + 4 + (prompt ? 2 * head_dim : 0) + (last ? 2 * head_dim : 0); }
   int dim(int head_dim) const;
 };
