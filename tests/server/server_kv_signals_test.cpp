@@ -5,7 +5,12 @@
 
 #include <filesystem>
 
+#include "model/fingerprint.h"
+#include "model/model.h"
+#include "reasoning/prompt_prior.h"
 #include "server_test_util.h"
+#include "signals/confidence_probe.h"
+#include "test_util.h"
 
 using namespace kvscope;
 using namespace kvscope::test;
@@ -87,4 +92,39 @@ TEST_F(ServerKVSignals, RejectAnomalousAndStreamConfidence) {
     ++with_conf;
   }
   EXPECT_GE(with_conf, 2) << r.body;
+}
+
+TEST_F(ServerKVSignals, PromptPriorProbeScoresTheSameFromThePrefixCache) {
+  // A probe reading the prompt prior (the model's own difficulty estimator) needs the prompt's rows;
+  // the second request's prompt comes from the prefix cache and is read back into the tap.
+  const std::string dpath = kStem + ".difficulty.bin";
+  if (!std::filesystem::exists(dpath)) GTEST_SKIP() << "no " << dpath;
+  auto model = Model::load(kStem + ".gguf");
+  const uint64_t fp = model_fingerprint(*model);
+  signals::ProbeFile f;
+  f.model_fingerprint = fp;
+  f.spec.kv = false;
+  f.spec.prior = reasoning::prompt_prior(reasoning::load_difficulty(dpath, fp), model->hparams().n_layer, dpath);
+  f.mlp = signals::ProbeMLP(f.spec.dim(model->hparams().head_dim), 8, 5);
+  const std::string ppath = (temp_dir() / "prior_server.confidence.bin").string();
+  signals::save_probe(ppath, f);
+  auto o = options();
+  o.confidence_path = ppath;
+  o.kv_profile_path.clear();  // no anomaly prefill: the first request computes its prompt, the second reads it back
+  auto srv = start_server(o);
+  const int port = srv->port();
+  auto ask = [&](const std::string& q) {
+    auto r = post(port, "/v1/completions", {{"prompt", q}, {"temperature", 0}, {"max_tokens", 1}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.j()["kvscope"]["signals"]["kv_probe"].get<double>();
+  };
+  // One token: the probe's response part is the same each time, its prompt prior decides the score.
+  const double first = ask(kQuestion);
+  const double cached_before = metric(http(port, "GET", "/metrics").body, "kvscope_prompt_tokens_cached_total");
+  const double again = ask(kQuestion);
+  EXPECT_GT(metric(http(port, "GET", "/metrics").body, "kvscope_prompt_tokens_cached_total"), cached_before);
+  EXPECT_NEAR(again, first, 1e-3);
+  const double other = ask("Question: (1) A farm has 300 cows. (2) It sells 120 cows and buys 45. (3) Then it sells "
+                           "half of them. How many cows does the farm have now?\nMode: slow\n");
+  EXPECT_NE(other, first);  // the prior reads the prompt: not a constant
 }
