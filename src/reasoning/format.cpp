@@ -1,4 +1,5 @@
 #include "reasoning/format.h"
+#include "reasoning/user_spans.h"
 
 #include <algorithm>
 
@@ -291,6 +292,35 @@ std::vector<int32_t> encode_rendered(const Model& model, const std::string& prom
   const std::string bos = v.bos >= 0 && v.bos < tk.n_vocab() ? v.tokens[v.bos] : std::string();
   const bool has_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
   return tk.encode(prompt, !has_bos, true);
+}
+
+std::vector<std::pair<int, int>> user_token_spans(const Model& model, const std::vector<int32_t>& prompt,
+                                                  const std::vector<std::string>& user_contents, bool parse_special) {
+  const auto& tk = model.tokenizer();
+  std::vector<std::pair<int, int>> spans;
+  size_t from = 0;
+  auto find = [&](const std::vector<int32_t>& ids, size_t at) -> size_t {
+    if (ids.empty() || ids.size() > prompt.size()) return std::string::npos;
+    for (size_t i = at; i + ids.size() <= prompt.size(); ++i)
+      if (std::equal(ids.begin(), ids.end(), prompt.begin() + static_cast<std::ptrdiff_t>(i))) return i;
+    return std::string::npos;
+  };
+  for (const auto& c : user_contents) {
+    // Templates commonly trim a message; the trimmed text is what the prompt holds.
+    const size_t b = c.find_first_not_of(" \t\r\n"), e = c.find_last_not_of(" \t\r\n");
+    if (b == std::string::npos) continue;
+    const auto ids = tk.encode(c.substr(b, e - b + 1), false, parse_special);
+    size_t at = find(ids, from), len = ids.size();
+    if (at == std::string::npos && ids.size() > 2) {
+      // The edges may have merged with the text around them (a leading space, a newline).
+      const std::vector<int32_t> inner(ids.begin() + 1, ids.end() - 1);
+      at = find(inner, from), len = inner.size();
+    }
+    if (at == std::string::npos) continue;
+    spans.emplace_back(static_cast<int>(at), static_cast<int>(at + len));
+    from = at + len;
+  }
+  return spans;
 }
 
 }  // namespace kvscope::reasoning
