@@ -31,6 +31,11 @@ build/release/kvscope run -m build/train-smoke2/kvscope-reasoner.gguf -p "Questi
   --kvscope build/release/kvscope --out build/train-smoke-chat --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke-chat/kvscope-reasoner.gguf --reasoning-effort low \
   -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
+# a deeper model grown from that file (the trainer checks that the grown model computes the same logits)
+/usr/bin/python3 tools/train/train.py --smoke --chat --init-gguf build/train-smoke-chat/kvscope-reasoner.gguf --grow-after 0 \
+  --kvscope build/release/kvscope --out build/train-smoke-grow --data-dir build/train-smoke/data >/dev/null
+build/release/kvscope run -m build/train-smoke-grow/kvscope-reasoner.gguf --reasoning-effort low \
+  -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
 
 echo "== ASan+UBSan build + unit tests (parity, the browser test and the multi-process scale-out cluster run in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null

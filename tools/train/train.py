@@ -366,6 +366,14 @@ def main():
                     p[src.shape[0]:] = src.mean(0)
                 else:
                     p.copy_(src)
+        if grow_after:  # the expansion must not change what the model computes
+            ids = torch.tensor([examples[0][0] + examples[0][1]][:1])
+            with torch.no_grad():
+                diff = (model(ids)[..., :cfg0.vocab] - model0(ids)).abs().max().item()
+            log(lf, f"grown {cfg0.layers} -> {cfg.layers} layers (copies after {grow_after}); "
+                f"max logit change {diff:.2e}")
+            if diff > 1e-3:
+                sys.exit(f"--grow-after changed the model's output (max logit change {diff})")
     elif args.num_init:
         n_num = init_number_embeddings(model, tok)
         log(lf, f"structured init of {n_num} number-token embeddings")
