@@ -184,6 +184,7 @@ void add_kv_profile_command(CLI::App& app) {
     // 0.91) but its count part flagged 1.7% of held-out normal prompts (docs/results/2026-12-05-anomaly.md).
     int clusters = -1, token_sample = 40000, iterations = 8;
     int user_clusters = -1, user_topk = 1;
+    double marker_weight = 1;
     uint64_t seed = 1;
     bool json = false, quiet = false;
   };
@@ -222,6 +223,10 @@ void add_kv_profile_command(CLI::App& app) {
       ->check(CLI::Range(-1, 65536))->capture_default_str();
   cmd->add_option("--user-topk", o->user_topk, "The user-content part: mean of this many largest user-token distances")
       ->check(CLI::Range(1, signals::TokenTap::kTop))->capture_default_str();
+  cmd->add_option("--user-marker-weight", o->marker_weight,
+                  "With the user-content part: added to the score per special token (e.g. <|im_start|>, </think>) inside the "
+                  "user's text (0: off)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   cmd->add_option("-o,--output", o->out, "Profile file to write")->required();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
@@ -250,6 +255,7 @@ void add_kv_profile_command(CLI::App& app) {
     std::vector<float> tok_fit, user_fit;  // reservoir samples of the first fitting lines' (user) tokens
     std::vector<std::vector<int>> counts;
     std::vector<double> ts, cc, us;  // calibration prompts: largest token distance, count part, user part
+    std::vector<int> ms;             // calibration prompts: special tokens in the user's text
     std::vector<std::vector<double>> us_k(signals::TokenTap::kTop);  // the user part for every top-k (info: choosing k)
     size_t tok_seen = 0, user_seen = 0;
     util::SplitMix64 rs{o->seed ^ 0x746f6b656e73ull}, ru{o->seed ^ 0x75736572ull};
@@ -282,6 +288,7 @@ void add_kv_profile_command(CLI::App& app) {
           if (stage == 1 && tokens) counts.push_back(sc.counts);
           if (stage == 2 && tokens) ts.push_back(sc.token_max), cc.push_back(sc.count_max);
           if (stage == 2 && user) {
+            ms.push_back(signals::special_tokens_in(model->tokenizer(), p.tokens, p.user_spans));
             double u = 0;
             for (int i = 0; i < o->user_topk && i < static_cast<int>(sc.user_top.size()); ++i) u += sc.user_top[i];
             us.push_back(sc.user_top.empty() ? 0.0 : u / std::min<int>(o->user_topk, static_cast<int>(sc.user_top.size())));
@@ -309,6 +316,7 @@ void add_kv_profile_command(CLI::App& app) {
       const auto t1 = std::chrono::steady_clock::now();
       prof.user = signals::fit_token_model(user_fit, static_cast<int>(tdim), o->token_shrink, o->user_clusters, o->iterations, o->seed + 1);
       prof.user_topk = o->user_topk;
+      prof.marker_weight = o->marker_weight;
       token_secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     }
     pass(n_tok_lines, n_fit, 1);
@@ -340,7 +348,7 @@ void add_kv_profile_command(CLI::App& app) {
                      tok_fit.size() / tdim, tok_seen, prof.token.k, token_secs, counts.size());
     }
     for (size_t i = 0; i < cs.size(); ++i)
-      combined.push_back(prof.combine(cs[i], tokens ? ts[i] : 0, tokens ? cc[i] : 0, user ? us[i] : 0));
+      combined.push_back(prof.combine(cs[i], tokens ? ts[i] : 0, tokens ? cc[i] : 0, user ? us[i] : 0, user ? ms[i] : 0));
     prof.threshold = quantile(combined, o->q) * o->margin;
     std::vector<double> fs;
     for (const auto& x : fit) fs.push_back(prof.score(x));
@@ -357,7 +365,9 @@ void add_kv_profile_command(CLI::App& app) {
                              {"pooled_ref", prof.pooled_ref}, {"token_ref", prof.token_ref}, {"count_ref", prof.count_ref}};
     if (user)
       info["user_model"] = {{"tokens_fit", user_fit.size() / tdim}, {"tokens_seen", user_seen}, {"clusters", prof.user.k},
-                            {"topk", prof.user_topk}, {"pooled_ref", prof.pooled_ref}, {"user_ref", prof.user_ref}};
+                            {"topk", prof.user_topk}, {"pooled_ref", prof.pooled_ref}, {"user_ref", prof.user_ref},
+                            {"marker_weight", prof.marker_weight},
+                            {"calibration_prompts_with_markers", std::count_if(ms.begin(), ms.end(), [](int m) { return m > 0; })}};
     if (user) {
       nlohmann::json refs = nlohmann::json::array();
       for (const auto& v : us_k) refs.push_back(quantile(v, o->q));
@@ -441,7 +451,8 @@ void add_eval_anomaly_command(CLI::App& app) {
         double user = 0;
         const int nu = std::min<int>(prof.user_topk, static_cast<int>(sc.user_top.size()));
         for (int i = 0; i < nu; ++i) user += sc.user_top[i] / nu;
-        s.score.push_back(prof.combine(pooled, sc.token_max, sc.count_max, user));
+        const int markers = prof.user.empty() ? 0 : signals::special_tokens_in(model->tokenizer(), p.tokens, p.user_spans);
+        s.score.push_back(prof.combine(pooled, sc.token_max, sc.count_max, user, markers));
         secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ++n_scored;
         s.pooled.push_back(pooled / prof.pooled_ref);
@@ -461,6 +472,7 @@ void add_eval_anomaly_command(CLI::App& app) {
             j["user_tokens"] = sc.user_tokens;
             j["user_top"] = sc.user_top;
             j["user_pos"] = sc.user_pos;
+            j["user_markers"] = markers;
             if (sc.user_pos >= 0 && sc.user_pos < static_cast<int>(p.tokens.size()))
               j["user_piece"] = model->tokenizer().token_to_piece(p.tokens[sc.user_pos]);
           }

@@ -609,7 +609,8 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
     throw ApiError(503, "server_error", "the server is shutting down", "", "unavailable");
   const double pooled = kv_profile->score(signals::prompt_vector(tap));
   const double user = usr ? usr->top_mean(kv_profile->user_topk) : 0;
-  const double score = kv_profile->combine(pooled, tok ? tok->max_distance() : 0, tok ? tok->count_score() : 0, user);
+  const int markers = usr ? signals::special_tokens_in(model->tokenizer(), prompt, user_spans) : 0;
+  const double score = kv_profile->combine(pooled, tok ? tok->max_distance() : 0, tok ? tok->count_score() : 0, user, markers);
   const bool anomalous = score > kv_profile->threshold;
   metrics.anomaly.observe(score);
   if (anomalous) metrics.anomalous_prompts.fetch_add(1, std::memory_order_relaxed);
@@ -638,6 +639,7 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
     if (!tok) out["pooled"] = pooled / kv_profile->pooled_ref;
     out["user"] = user / kv_profile->user_ref;
     out["user_tokens"] = usr->n_tokens();
+    out["user_markers"] = markers;  // special tokens the user typed (each adds marker_weight)
     out["user_position"] = usr->argmax() >= 0 ? json(usr->argmax()) : json(nullptr);
   }
   return out;

@@ -127,12 +127,29 @@ KVProfile fit_profile(const std::vector<std::vector<float>>& rows, double shrink
   return p;
 }
 
-double KVProfile::combine(double pooled, double token_max, double count_max, double user_part) const {
+double KVProfile::combine(double pooled, double token_max, double count_max, double user_part, int markers) const {
   if (!has_parts()) return pooled;
   double s = pooled / pooled_ref;
   if (!token.empty()) s = std::max({s, token_max / token_ref, count_max / count_ref});
-  if (!user.empty()) s = std::max(s, user_part / user_ref);
+  if (!user.empty()) s = std::max(s, user_part / user_ref) + marker_weight * markers;
   return s;
+}
+
+int special_tokens_in(const tok::Tokenizer& tk, const std::vector<int32_t>& prompt, const std::vector<std::pair<int, int>>& spans) {
+  const auto& types = tk.vocab().types;
+  if (types.empty()) return 0;
+  int n = 0;
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const int32_t id = prompt[i];
+    if (id < 0 || id >= static_cast<int32_t>(types.size())) continue;
+    if (types[id] != tok::TokenType::Control && types[id] != tok::TokenType::UserDefined) continue;
+    for (const auto& [b, e] : spans)
+      if (static_cast<int>(i) >= b && static_cast<int>(i) < e) {
+        ++n;
+        break;
+      }
+  }
+  return n;
 }
 
 double TokenModel::count_score(const std::vector<int>& counts) const {
@@ -395,6 +412,7 @@ void save_profile(const std::string& path, const KVProfile& p) {
   o.put<double>(p.user_ref);
   o.put<int32_t>(p.user_topk);
   put_token_model(o, p.user);
+  o.put<double>(p.marker_weight);
   o.save(path, "KV profile");
 }
 
@@ -428,6 +446,8 @@ KVProfile load_profile(const std::string& path, uint64_t expect_fingerprint) {
     p.user_topk = in.get<int32_t>();
     if (!(p.user_ref > 0) || p.user_topk < 1 || p.user_topk > TokenTap::kTop) throw in.damaged("user-content calibration");
     get_token_model(in, p.user);
+    p.marker_weight = in.get<double>();
+    if (!(p.marker_weight >= 0) || p.marker_weight > 1e6) throw in.damaged("marker weight");
     if (p.user.dim % static_cast<int>(p.layers.size()) != 0) throw in.damaged("user-content dimension");
   }
   in.expect_end();

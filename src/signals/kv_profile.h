@@ -39,14 +39,20 @@
 // all-token model it sits next to the template's marker centroid). Its part is the mean of the
 // prompt's user_topk largest user-token distances (1: the largest); a prompt without a user span
 // (a raw completion) gets 0 there:
-//   score = max( ..., user_part / user_ref ).
+//   score = max( ..., user_part / user_ref ) + marker_weight * markers,
+// where markers counts the template's special tokens (control / user-defined vocabulary entries,
+// e.g. <|im_start|>, </think>) inside the user spans: a token-level, not a KV, part. A server parses
+// special-token spellings in chat messages, so a user typing one gives that token; normal user text
+// never holds one, so the calibration and the false-positive rate do not move.
 #pragma once
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "signals/confidence_probe.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvscope::signals {
 
@@ -79,6 +85,7 @@ struct KVProfile {
   TokenModel token;             // empty in a version-1 profile (and when built without it)
   TokenModel user;              // the user-content part: empty before version 3
   int user_topk = 1;            // the user part: mean of this many largest user-token distances
+  double marker_weight = 0;     // added to the score per special token inside the user spans (0: off)
   double pooled_ref = 1, token_ref = 1, count_ref = 1, user_ref = 1;  // calibration quantiles the parts are divided by
 
   // The spec of the tap that gives this profile's vectors.
@@ -88,7 +95,7 @@ struct KVProfile {
   // The anomaly score from the pooled distance, the largest token distance, the count part and
   // the user-content part (each ignored without its model; without any per-token model the score
   // is the pooled distance itself, as version 1 scored).
-  double combine(double pooled, double token_max, double count_max, double user = 0) const;
+  double combine(double pooled, double token_max, double count_max, double user = 0, int markers = 0) const;
   bool has_parts() const { return !token.empty() || !user.empty(); }
 };
 
@@ -130,6 +137,9 @@ class TokenTap final : public KVTap {
   std::vector<float> rows_;
 };
 
+// The special tokens (control or user-defined vocabulary entries) of prompt inside the spans.
+int special_tokens_in(const tok::Tokenizer& tk, const std::vector<int32_t>& prompt, const std::vector<std::pair<int, int>>& spans);
+
 // A token vector from stored V, in double precision (what the tests compare the tap with): v[l]
 // is the kv_dim row of layer layers[l] at the token.
 std::vector<double> token_vector_reference(int head_dim, int n_head_kv, const std::vector<std::vector<float>>& v);
@@ -150,7 +160,7 @@ inline std::vector<float> prompt_vector(const ProbeFeatures& tap) { return tap.f
 // Binary, little-endian: "KVSPROF1", version, fingerprint, layers, threshold, info, dim, mean, whiten;
 // version 2 adds pooled_ref, token_ref, count_ref and the token model (dim, mean, whiten, k,
 // centroids, count means and scales); version 3 adds user_ref, user_topk and the user-content
-// token model (the same layout as the token model).
+// token model (the same layout as the token model), then marker_weight.
 void save_profile(const std::string& path, const KVProfile& p);
 // Reads versions 1, 2 and 3. Throws InputError naming the file: not a profile, damaged, another version, or (when
 // expect_fingerprint != 0) built for another model.

@@ -128,6 +128,7 @@ std::string user_profile(const std::string& model_path) {
   p.threshold = 1e9;
   p.user = signals::fit_token_model(user_rows, static_cast<int>(layers.size()) * m->hparams().head_dim, 0.05, 6, 4, 1);
   p.user_topk = 2;
+  p.marker_weight = 1;
   const std::string path = (test::temp_dir() / "qwen-user.kvprofile.bin").string();
   signals::save_profile(path, p);
   return path;
@@ -165,6 +166,8 @@ TEST(ServerKVSignalsUser, UserContentPartReadsTheUserTurnAndIgnoresBatching) {
     // The part read the user's message alone: as many tokens as its text, special tokens parsed.
     EXPECT_EQ(a["user_tokens"].get<int>(), static_cast<int>(m->tokenizer().encode(q, false, true).size())) << q;
     EXPECT_GT(a["user"].get<double>(), 0.0);
+    // The special tokens typed in the user's text (the template's own are not counted).
+    EXPECT_EQ(a["user_markers"].get<int>(), q.find("<|im_start|>") != std::string::npos || q.find("</think>") != std::string::npos ? 1 : 0) << q;
     alone.push_back(a);
   }
   EXPECT_NE(alone[0]["user"].get<double>(), alone[2]["user"].get<double>());

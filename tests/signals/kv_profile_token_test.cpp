@@ -492,6 +492,11 @@ TEST(KvProfileTokens, UserSpansAreWhatTheTemplateRendersForUserMessages) {
   int specials = 0;
   for (int i = spans[1].first; i < spans[1].second; ++i) specials += tk.token_to_piece(ids[i], true) == "<|im_start|>";
   EXPECT_EQ(specials, 1);  // one token, as the server encodes a chat request
+  // The marker count of the user-content part: that one special token, none in the first turn,
+  // and the template's own (outside the spans) never count.
+  EXPECT_EQ(special_tokens_in(tk, ids, spans), 1);
+  EXPECT_EQ(special_tokens_in(tk, ids, {spans[0]}), 0);
+  EXPECT_EQ(special_tokens_in(tk, ids, {}), 0);
   // A content the prompt does not hold gives no span; the others are still found.
   const auto some = reasoning::user_token_spans(*model, ids, {"not in the prompt at all", msgs[3].content});
   ASSERT_EQ(some.size(), 1u);
@@ -516,6 +521,7 @@ TEST(KvProfileTokens, VersionThreeRoundTripsVersionTwoKeepsItsMeaningAndAnotherM
   p.user = fitted(m, layers, 6, 7);
   p.user_ref = 2.5;
   p.user_topk = 3;
+  p.marker_weight = 0.75;
   const auto path = (test::temp_dir() / "user.kvprofile.bin").string();
   save_profile(path, p);
   const KVProfile q = load_profile(path, model_fingerprint(m));
@@ -523,10 +529,12 @@ TEST(KvProfileTokens, VersionThreeRoundTripsVersionTwoKeepsItsMeaningAndAnotherM
   ASSERT_EQ(q.user.k, 7);
   EXPECT_EQ(q.user_topk, 3);
   EXPECT_EQ(q.user_ref, 2.5);
+  EXPECT_EQ(q.marker_weight, 0.75);
   const auto y = token_rows(m, layers, prompt(6, 2));
   EXPECT_DOUBLE_EQ(q.user.distance(y.data()), p.user.distance(y.data()));
   EXPECT_DOUBLE_EQ(q.combine(1.5, 0, 0, 1.0), 1.0);  // the pooled part at its reference
   EXPECT_DOUBLE_EQ(q.combine(0.3, 0, 0, 5.0), 2.0);  // the user part twice its reference
+  EXPECT_DOUBLE_EQ(q.combine(0.3, 0, 0, 5.0, 2), 3.5);  // and two special tokens typed by the user
   // A profile of another model is refused, naming the remedy.
   try {
     load_profile(path, model_fingerprint(m) ^ 1);
@@ -565,6 +573,6 @@ TEST(KvProfileTokens, VersionThreeRoundTripsVersionTwoKeepsItsMeaningAndAnotherM
   ASSERT_EQ(old.token.k, 7);
   EXPECT_EQ(old.threshold, 1.3);
   EXPECT_DOUBLE_EQ(old.token.distance(y.data()), p.user.distance(y.data()));
-  EXPECT_DOUBLE_EQ(old.combine(0.7, 4.0, 0.0, 99.0), 2.0);  // the token part; a user part is ignored
+  EXPECT_DOUBLE_EQ(old.combine(0.7, 4.0, 0.0, 99.0, 3), 2.0);  // the token part; user part and markers ignored
   EXPECT_DOUBLE_EQ(old.combine(2.8, 1.0, 0.0), 2.0);        // the pooled part
 }
