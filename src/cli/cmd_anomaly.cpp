@@ -183,7 +183,10 @@ void add_kv_profile_command(CLI::App& app) {
     // The per-token part is opt-in: on the chat reasoner it raised the control-marker AUROC (0.87 ->
     // 0.91) but its count part flagged 1.7% of held-out normal prompts (docs/results/2026-12-05-anomaly.md).
     int clusters = -1, token_sample = 40000, iterations = 8;
-    int user_clusters = -1, user_topk = 1;
+    // The user-content part is on by default: on the chat reasoner it lifted the control-marker AUROC
+    // to >= 0.95 with no extra false positives (docs/results/2026-12-05-anomaly.md). Models without
+    // user turns in the data (complete prompts) need --user-clusters -1.
+    int user_clusters = 256, user_topk = 1;
     double marker_weight = 1;
     uint64_t seed = 1;
     bool json = false, quiet = false;
@@ -217,7 +220,7 @@ void add_kv_profile_command(CLI::App& app) {
                   "holds the same count scores 1/sqrt(floor))")
       ->check(CLI::Range(1e-6, 100.0))->capture_default_str();
   cmd->add_option("--token-shrink", o->token_shrink, "Covariance shrinkage of the per-token models")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--user-clusters", o->user_clusters,
+  auto* user_opt = cmd->add_option("--user-clusters", o->user_clusters,
                   "Centroids of the user-content model: the tokens of the users' own text (the user messages inside the "
                   "rendered prompt), fitted on those tokens alone (0: distance from their mean; -1: no user-content part)")
       ->check(CLI::Range(-1, 65536))->capture_default_str();
@@ -230,7 +233,7 @@ void add_kv_profile_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out, "Profile file to write")->required();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
-  cmd->callback([o] {
+  cmd->callback([o, user_opt] {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     signals::ProbeSpec spec;
@@ -247,7 +250,8 @@ void add_kv_profile_command(CLI::App& app) {
     for (size_t i = idx.size() - 1; i > 0; --i) std::swap(idx[i], idx[r.next() % (i + 1)]);
     const size_t n_cal = std::max<size_t>(1, static_cast<size_t>(o->calib * groups.size()));
     std::vector<std::vector<float>> fit, cal;
-    const bool tokens = o->clusters >= 0, user = o->user_clusters >= 0;
+    const bool tokens = o->clusters >= 0;
+    bool user = o->user_clusters >= 0;
     // With a per-token part: the first half of the fitting lines give the token samples, the token
     // models are fitted after them, the other half give the count statistics; the calibration lines
     // come last and are scored by every part.
@@ -308,6 +312,11 @@ void add_kv_profile_command(CLI::App& app) {
       const auto t1 = std::chrono::steady_clock::now();
       prof.token = signals::fit_token_model(tok_fit, static_cast<int>(tdim), o->token_shrink, o->clusters, o->iterations, o->seed);
       token_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    }
+    if (user && user_fit.size() < 2 * tdim && user_opt->count() == 0) {
+      // The default part needs user turns; data of complete prompts builds the profile without it.
+      if (!o->quiet) std::fprintf(stderr, "no user text in the data (complete prompts): the profile has no user-content part\n");
+      user = false;
     }
     if (user) {
       if (user_fit.size() < 2 * tdim)
