@@ -155,4 +155,9 @@ TEST(ConfidenceCliChat, UserContentPartThroughTheCli) {
   auto c = run("kv-profile -m " + chat + " --data " + data + " --prompt-field chat_prompt --user-clusters 16 -q -o " + prof, true);
   EXPECT_NE(c.status, 0);
   EXPECT_NE(c.out.find("no user text"), std::string::npos) << c.out;
+  // By default (the part not asked for) such data builds the profile without it, and says so.
+  auto d = run("kv-profile -m " + chat + " --data " + data + " --prompt-field chat_prompt -o " + prof + " --json", true);
+  ASSERT_EQ(d.status, 0) << d.out;
+  EXPECT_NE(d.out.find("no user-content part"), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.find("\"user_model\""), std::string::npos) << d.out;
 }
