@@ -311,10 +311,21 @@ std::vector<std::pair<int, int>> user_token_spans(const Model& model, const std:
     if (b == std::string::npos) continue;
     const auto ids = tk.encode(c.substr(b, e - b + 1), false, parse_special);
     size_t at = find(ids, from), len = ids.size();
-    if (at == std::string::npos && ids.size() > 2) {
-      // The edges may have merged with the text around them (a leading space, a newline).
-      const std::vector<int32_t> inner(ids.begin() + 1, ids.end() - 1);
-      at = find(inner, from), len = inner.size();
+    // The edges may differ inside the prompt (a tokenizer's dummy-prefix space, a merge with a
+    // newline): match without the first token, the last, or both; an edge token of the prompt that
+    // is the same word but for leading spaces is taken back in.
+    auto word = [&](int32_t id) {
+      std::string p = tk.token_to_piece(id, true);
+      const size_t k = p.find_first_not_of(" \t\n");
+      return k == std::string::npos ? std::string() : p.substr(k);
+    };
+    for (int drop = 1; at == std::string::npos && drop <= 3 && ids.size() > 2; ++drop) {
+      const bool head = drop != 2, tail = drop != 1;
+      const std::vector<int32_t> part(ids.begin() + head, ids.end() - tail);
+      at = find(part, from), len = part.size();
+      if (at == std::string::npos) continue;
+      if (head && at > from && !word(ids.front()).empty() && word(prompt[at - 1]) == word(ids.front())) --at, ++len;
+      if (tail && at + len < prompt.size() && !word(ids.back()).empty() && word(prompt[at + len]) == word(ids.back())) ++len;
     }
     if (at == std::string::npos) continue;
     spans.emplace_back(static_cast<int>(at), static_cast<int>(at + len));
