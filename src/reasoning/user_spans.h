@@ -12,8 +12,9 @@ namespace kvscope::reasoning {
 
 // The token spans [begin, end) of the prompt that hold the users' own text: each of
 // user_contents (in order: the user messages as the template rendered them) is encoded alone and
-// found in `prompt` after the previous span. A content whose first or last token merges with the
-// template's text around it is matched without that token. Contents not found (e.g. a template
+// found in `prompt` after the previous span. A content whose first or last token differs inside the
+// prompt (a tokenizer's prefix space, a merge with the template's text) is matched without it, and
+// the prompt's token of the same word is taken back. Contents not found (e.g. a template
 // that rewrote them) give no span. parse_special: the contents' special-token spellings were parsed
 // (the chat path; kvscope's bare questions keep them as text).
 std::vector<std::pair<int, int>> user_token_spans(const Model& model, const std::vector<int32_t>& prompt,
