@@ -35,18 +35,34 @@ struct PromptScan {
   int token_pos = -1;
   std::vector<float> token_rows;
   std::vector<int> counts;
+  // The user-content part: its tokens, their largest distances (largest first), the farthest's
+  // position, and (to fit) their vectors.
+  int user_tokens = 0, user_pos = -1;
+  std::vector<double> user_top;
+  std::vector<float> user_rows;
 };
 
+// The taps' models: the all-token model (or, with keep_tokens, keep the token vectors) and the
+// user-content model over `spans` (or, with keep_user, keep the user tokens' vectors).
 PromptScan scan_prompt(Context& ctx, const signals::ProbeSpec& spec, std::vector<int32_t> ids, const signals::TokenModel* tm,
-                       bool keep_tokens) {
+                       bool keep_tokens, const std::vector<std::pair<int, int>>& spans = {}, const signals::TokenModel* um = nullptr,
+                       bool keep_user = false) {
   const auto& m = ctx.model();
   if (ids.size() > static_cast<size_t>(ctx.n_ctx())) ids.resize(ctx.n_ctx());  // long inputs: their head
   const int n = static_cast<int>(ids.size());
   signals::ProbeFeatures tap(m.hparams(), spec, 0, n);
-  std::unique_ptr<signals::TokenTap> tok;
-  if ((tm && !tm->empty()) || keep_tokens) tok = std::make_unique<signals::TokenTap>(m.hparams(), spec.layers, keep_tokens ? nullptr : tm, 0, n);
+  std::unique_ptr<signals::TokenTap> tok, usr;
+  std::vector<KVTap*> taps{&tap};
+  if ((tm && !tm->empty()) || keep_tokens) {
+    tok = std::make_unique<signals::TokenTap>(m.hparams(), spec.layers, keep_tokens ? nullptr : tm, 0, n);
+    taps.push_back(tok.get());
+  }
+  if ((um && !um->empty()) || keep_user) {
+    usr = std::make_unique<signals::TokenTap>(m.hparams(), spec.layers, keep_user ? nullptr : um, spans);
+    taps.push_back(usr.get());
+  }
   std::unique_ptr<signals::TapFanout> fan;
-  if (tok) fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{&tap, tok.get()}, &m);
+  if (taps.size() > 1) fan = std::make_unique<signals::TapFanout>(taps, &m);
   KVTap* prev = ctx.tap();
   ctx.set_tap(fan ? static_cast<KVTap*>(fan.get()) : &tap);
   ctx.reset();
@@ -65,6 +81,12 @@ PromptScan scan_prompt(Context& ctx, const signals::ProbeSpec& spec, std::vector
     r.token_rows = tok->rows();
     r.counts = tok->counts();
     r.count_max = tok->count_score();
+  }
+  if (usr) {
+    r.user_tokens = usr->n_tokens();
+    r.user_pos = usr->argmax();
+    r.user_top = usr->top();
+    r.user_rows = usr->rows();
   }
   return r;
 }
@@ -96,11 +118,13 @@ std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& pa
     const std::string where = path + ":" + std::to_string(ln);
     if (j.is_discarded() || !j.is_object()) throw InputError(where + ": not a JSON object");
     std::vector<training::SetPrompt> g;
-    auto add = [&](std::string text) {
+    // users: the user messages' contents the text renders (none known for complete prompts).
+    auto add = [&](std::string text, const std::vector<std::string>& users) {
       for (const auto& x : g)
         if (x.text == text) return;
       auto ids = fmt.encode(text);
-      g.push_back({std::move(text), std::move(ids)});
+      auto spans = fmt.user_spans(ids, users);
+      g.push_back({std::move(text), std::move(ids), std::move(spans)});
     };
     std::string used;
     for (const auto& k : order)
@@ -110,13 +134,18 @@ std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& pa
       }
     if (used == "messages") {
       const auto msgs = reasoning::parse_chat_messages(j["messages"], where + ": ");
-      for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render_messages(msgs, m));
+      std::vector<std::string> users;
+      for (const auto& x : msgs)
+        if (x.role == "user") users.push_back(x.content);
+      if (!fmt.chat() && !users.empty()) users.erase(users.begin(), users.end() - 1);  // the first reasoner: the last question
+      for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render_messages(msgs, m), users);
     } else if (!used.empty()) {
       const bool complete = used == "chat_prompt" || !fmt.chat();
       auto one = [&](const std::string& t) {
-        if (complete) add(t);
+        // A complete chat prompt's user turns are not known; the first reasoner's text is the user's.
+        if (complete) add(t, fmt.chat() ? std::vector<std::string>{} : std::vector<std::string>{t});
         else
-          for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render(t, m));
+          for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) add(fmt.render(t, m), {t});
       };
       const auto& p = j[used];
       if (p.is_string()) one(p.get<std::string>());
@@ -154,6 +183,11 @@ void add_kv_profile_command(CLI::App& app) {
     // The per-token part is opt-in: on the chat reasoner it raised the control-marker AUROC (0.87 ->
     // 0.91) but its count part flagged 1.7% of held-out normal prompts (docs/results/2026-12-05-anomaly.md).
     int clusters = -1, token_sample = 40000, iterations = 8;
+    // The user-content part is on by default: on the chat reasoner it lifted the control-marker AUROC
+    // to >= 0.95 with no extra false positives (docs/results/2026-12-05-anomaly.md). Models without
+    // user turns in the data (complete prompts) need --user-clusters -1.
+    int user_clusters = 256, user_topk = 1;
+    double marker_weight = 1;
     uint64_t seed = 1;
     bool json = false, quiet = false;
   };
@@ -185,11 +219,21 @@ void add_kv_profile_command(CLI::App& app) {
                   "Variance added to each centroid's count variance (one extra token in a centroid that always "
                   "holds the same count scores 1/sqrt(floor))")
       ->check(CLI::Range(1e-6, 100.0))->capture_default_str();
-  cmd->add_option("--token-shrink", o->token_shrink, "Covariance shrinkage of the per-token model")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--token-shrink", o->token_shrink, "Covariance shrinkage of the per-token models")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  auto* user_opt = cmd->add_option("--user-clusters", o->user_clusters,
+                  "Centroids of the user-content model: the tokens of the users' own text (the user messages inside the "
+                  "rendered prompt), fitted on those tokens alone (0: distance from their mean; -1: no user-content part)")
+      ->check(CLI::Range(-1, 65536))->capture_default_str();
+  cmd->add_option("--user-topk", o->user_topk, "The user-content part: mean of this many largest user-token distances")
+      ->check(CLI::Range(1, signals::TokenTap::kTop))->capture_default_str();
+  cmd->add_option("--user-marker-weight", o->marker_weight,
+                  "With the user-content part: added to the score per special token (e.g. <|im_start|>, </think>) inside the "
+                  "user's text (0: off)")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   cmd->add_option("-o,--output", o->out, "Profile file to write")->required();
   cmd->add_flag("--json", o->json, "Print the summary as JSON");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
-  cmd->callback([o] {
+  cmd->callback([o, user_opt] {
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path);
     signals::ProbeSpec spec;
@@ -207,15 +251,18 @@ void add_kv_profile_command(CLI::App& app) {
     const size_t n_cal = std::max<size_t>(1, static_cast<size_t>(o->calib * groups.size()));
     std::vector<std::vector<float>> fit, cal;
     const bool tokens = o->clusters >= 0;
-    // With the per-token part: the first half of the fitting lines give the token sample, the token
-    // model is fitted after them, the other half give its count statistics; the calibration lines
+    bool user = o->user_clusters >= 0;
+    // With a per-token part: the first half of the fitting lines give the token samples, the token
+    // models are fitted after them, the other half give the count statistics; the calibration lines
     // come last and are scored by every part.
-    const size_t n_fit = idx.size() - n_cal, n_tok_lines = tokens ? std::max<size_t>(1, n_fit / 2) : n_fit;
-    std::vector<float> tok_fit;  // a reservoir sample of the first fitting lines' tokens
+    const size_t n_fit = idx.size() - n_cal, n_tok_lines = tokens || user ? std::max<size_t>(1, n_fit / 2) : n_fit;
+    std::vector<float> tok_fit, user_fit;  // reservoir samples of the first fitting lines' (user) tokens
     std::vector<std::vector<int>> counts;
-    std::vector<double> ts, cc;  // calibration prompts: largest token distance, count part
-    size_t tok_seen = 0;
-    util::SplitMix64 rs{o->seed ^ 0x746f6b656e73ull};
+    std::vector<double> ts, cc, us;  // calibration prompts: largest token distance, count part, user part
+    std::vector<int> ms;             // calibration prompts: special tokens in the user's text
+    std::vector<std::vector<double>> us_k(signals::TokenTap::kTop);  // the user part for every top-k (info: choosing k)
+    size_t tok_seen = 0, user_seen = 0;
+    util::SplitMix64 rs{o->seed ^ 0x746f6b656e73ull}, ru{o->seed ^ 0x75736572ull};
     const size_t tdim = spec.layers.size() * static_cast<size_t>(model->hparams().head_dim);
     size_t total = 0;
     for (const auto& g : groups) total += g.size();
@@ -224,20 +271,38 @@ void add_kv_profile_command(CLI::App& app) {
     int done = 0;
     signals::KVProfile prof;
     double token_secs = 0;
+    auto reservoir = [&](const std::vector<float>& rows, std::vector<float>& sample, size_t& seen, util::SplitMix64& rng) {
+      for (size_t t = 0; t * tdim < rows.size(); ++t, ++seen) {
+        const float* y = rows.data() + t * tdim;
+        const size_t cap = static_cast<size_t>(o->token_sample);
+        if (seen < cap) sample.insert(sample.end(), y, y + tdim);
+        else if (const size_t j = rng.next() % (seen + 1); j < cap) std::copy(y, y + tdim, sample.begin() + j * tdim);
+      }
+    };
     auto pass = [&](size_t from, size_t to, int stage) {
       for (size_t k = from; k < to; ++k)
         for (const auto& p : groups[idx[(k + n_cal) % idx.size()]]) {  // fitting lines first, calibration last
-          auto sc = scan_prompt(ctx, spec, p.tokens, stage > 0 && tokens ? &prof.token : nullptr, stage == 0 && tokens);
+          auto sc = scan_prompt(ctx, spec, p.tokens, stage > 0 && tokens ? &prof.token : nullptr, stage == 0 && tokens, p.user_spans,
+                                stage == 2 && user ? &prof.user : nullptr, stage == 0 && user);
           (stage == 2 ? cal : fit).push_back(std::move(sc.pooled));
-          if (stage == 0)
-            for (size_t t = 0; t * tdim < sc.token_rows.size(); ++t, ++tok_seen) {
-              const float* y = sc.token_rows.data() + t * tdim;
-              const size_t cap = static_cast<size_t>(o->token_sample);
-              if (tok_seen < cap) tok_fit.insert(tok_fit.end(), y, y + tdim);
-              else if (const size_t j = rs.next() % (tok_seen + 1); j < cap) std::copy(y, y + tdim, tok_fit.begin() + j * tdim);
-            }
+          if (stage == 0) {
+            reservoir(sc.token_rows, tok_fit, tok_seen, rs);
+            reservoir(sc.user_rows, user_fit, user_seen, ru);
+          }
           if (stage == 1 && tokens) counts.push_back(sc.counts);
           if (stage == 2 && tokens) ts.push_back(sc.token_max), cc.push_back(sc.count_max);
+          if (stage == 2 && user) {
+            ms.push_back(signals::special_tokens_in(model->tokenizer(), p.tokens, p.user_spans));
+            double u = 0;
+            for (int i = 0; i < o->user_topk && i < static_cast<int>(sc.user_top.size()); ++i) u += sc.user_top[i];
+            us.push_back(sc.user_top.empty() ? 0.0 : u / std::min<int>(o->user_topk, static_cast<int>(sc.user_top.size())));
+            double a = 0;
+            for (int i = 0; i < signals::TokenTap::kTop; ++i) {
+              if (i < static_cast<int>(sc.user_top.size())) a += sc.user_top[i];
+              const int nk = std::min<int>(i + 1, static_cast<int>(sc.user_top.size()));
+              us_k[i].push_back(nk ? a / nk : 0.0);
+            }
+          }
           ++done;
           bar.update(done, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
@@ -247,6 +312,21 @@ void add_kv_profile_command(CLI::App& app) {
       const auto t1 = std::chrono::steady_clock::now();
       prof.token = signals::fit_token_model(tok_fit, static_cast<int>(tdim), o->token_shrink, o->clusters, o->iterations, o->seed);
       token_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    }
+    if (user && user_fit.size() < 2 * tdim && user_opt->count() == 0) {
+      // The default part needs user turns; data of complete prompts builds the profile without it.
+      if (!o->quiet) std::fprintf(stderr, "no user text in the data (complete prompts): the profile has no user-content part\n");
+      user = false;
+    }
+    if (user) {
+      if (user_fit.size() < 2 * tdim)
+        throw InputError("kv-profile --user-clusters: the data holds no user text to fit on (give \"messages\", \"prompt\" or "
+                         "\"text\" lines: the user turns of complete \"chat_prompt\" lines are not known)");
+      const auto t1 = std::chrono::steady_clock::now();
+      prof.user = signals::fit_token_model(user_fit, static_cast<int>(tdim), o->token_shrink, o->user_clusters, o->iterations, o->seed + 1);
+      prof.user_topk = o->user_topk;
+      prof.marker_weight = o->marker_weight;
+      token_secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     }
     pass(n_tok_lines, n_fit, 1);
     if (tokens) signals::fit_token_counts(prof.token, counts, o->count_floor);
@@ -262,15 +342,22 @@ void add_kv_profile_command(CLI::App& app) {
     prof.layers = spec.layers;
     std::vector<double> cs, combined;
     for (const auto& x : cal) cs.push_back(prof.score(x));
+    if (tokens || user) prof.pooled_ref = quantile(cs, o->q);
+    if (user) {
+      prof.user_ref = std::max(quantile(us, o->q), 1e-6);
+      if (!o->quiet)
+        std::fprintf(stderr, "user-content model: %zu tokens (of %zu), %d centroids, top-%d mean\n", user_fit.size() / tdim, user_seen,
+                     prof.user.k, prof.user_topk);
+    }
     if (tokens) {
-      prof.pooled_ref = quantile(cs, o->q);
       prof.token_ref = quantile(ts, o->q);
       prof.count_ref = std::max(quantile(cc, o->q), 1e-6);
       if (!o->quiet)
         std::fprintf(stderr, "token model: %zu tokens (of %zu), %d centroids, fitted in %.1f s; counts from %zu prompts\n",
                      tok_fit.size() / tdim, tok_seen, prof.token.k, token_secs, counts.size());
     }
-    for (size_t i = 0; i < cs.size(); ++i) combined.push_back(prof.combine(cs[i], tokens ? ts[i] : 0, tokens ? cc[i] : 0));
+    for (size_t i = 0; i < cs.size(); ++i)
+      combined.push_back(prof.combine(cs[i], tokens ? ts[i] : 0, tokens ? cc[i] : 0, user ? us[i] : 0, user ? ms[i] : 0));
     prof.threshold = quantile(combined, o->q) * o->margin;
     std::vector<double> fs;
     for (const auto& x : fit) fs.push_back(prof.score(x));
@@ -285,6 +372,16 @@ void add_kv_profile_command(CLI::App& app) {
                              {"iterations", o->iterations}, {"shrink", o->token_shrink}, {"dim", tdim},
                              {"count_floor", o->count_floor}, {"count_prompts", counts.size()},
                              {"pooled_ref", prof.pooled_ref}, {"token_ref", prof.token_ref}, {"count_ref", prof.count_ref}};
+    if (user)
+      info["user_model"] = {{"tokens_fit", user_fit.size() / tdim}, {"tokens_seen", user_seen}, {"clusters", prof.user.k},
+                            {"topk", prof.user_topk}, {"pooled_ref", prof.pooled_ref}, {"user_ref", prof.user_ref},
+                            {"marker_weight", prof.marker_weight},
+                            {"calibration_prompts_with_markers", std::count_if(ms.begin(), ms.end(), [](int m) { return m > 0; })}};
+    if (user) {
+      nlohmann::json refs = nlohmann::json::array();
+      for (const auto& v : us_k) refs.push_back(quantile(v, o->q));
+      info["user_model"]["ref_by_topk"] = refs;  // the calibration quantile of the user part for k = 1..kTop
+    }
     prof.info = info.dump();
     signals::save_profile(o->out, prof);
     if (o->json) {
@@ -296,6 +393,9 @@ void add_kv_profile_command(CLI::App& app) {
     if (tokens)
       std::printf("  per-token model: %zu tokens, %d centroids; parts divided by their held-out q%.3f (pooled %.3f, token %.3f, counts %.3f)\n",
                   tok_fit.size() / tdim, prof.token.k, o->q, prof.pooled_ref, prof.token_ref, prof.count_ref);
+    if (user)
+      std::printf("  user-content model: %zu user tokens, %d centroids, top-%d mean; held-out q%.3f: pooled %.3f, user %.3f\n",
+                  user_fit.size() / tdim, prof.user.k, prof.user_topk, o->q, prof.pooled_ref, prof.user_ref);
     std::printf("  held-out score median %.3f, max %.3f; default threshold %.3f (q%.3f x %.2f)\n", quantile(combined, 0.5),
                 *std::max_element(combined.begin(), combined.end()), prof.threshold, o->q, o->margin);
   });
@@ -347,7 +447,7 @@ void add_eval_anomaly_command(CLI::App& app) {
     open_details(dump, o->dump);
     // Per prompt: the score, its pooled part and its token part (as divided in the score).
     struct Scored {
-      std::vector<double> score, pooled, token, count;
+      std::vector<double> score, pooled, token, count, user;
     };
     double secs = 0;
     size_t n_scored = 0;
@@ -355,14 +455,19 @@ void add_eval_anomaly_command(CLI::App& app) {
       Scored s;
       for (const auto& p : ps) {
         const auto t0 = std::chrono::steady_clock::now();
-        const auto sc = scan_prompt(ctx, spec, p.tokens, &prof.token, false);
+        const auto sc = scan_prompt(ctx, spec, p.tokens, &prof.token, false, p.user_spans, &prof.user, false);
         const double pooled = prof.score(sc.pooled);
-        s.score.push_back(prof.combine(pooled, sc.token_max, sc.count_max));
+        double user = 0;
+        const int nu = std::min<int>(prof.user_topk, static_cast<int>(sc.user_top.size()));
+        for (int i = 0; i < nu; ++i) user += sc.user_top[i] / nu;
+        const int markers = prof.user.empty() ? 0 : signals::special_tokens_in(model->tokenizer(), p.tokens, p.user_spans);
+        s.score.push_back(prof.combine(pooled, sc.token_max, sc.count_max, user, markers));
         secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ++n_scored;
         s.pooled.push_back(pooled / prof.pooled_ref);
         s.token.push_back(sc.token_max / prof.token_ref);
         s.count.push_back(sc.count_max / prof.count_ref);
+        s.user.push_back(user / prof.user_ref);
         if (dump) {
           nlohmann::json j = {{"set", set}, {"text", p.text}, {"tokens", p.tokens.size()}, {"score", s.score.back()}, {"pooled", pooled}};
           if (!prof.token.empty()) {
@@ -371,6 +476,14 @@ void add_eval_anomaly_command(CLI::App& app) {
             j["token_pos"] = sc.token_pos;
             if (sc.token_pos >= 0 && sc.token_pos < static_cast<int>(p.tokens.size()))
               j["token_piece"] = model->tokenizer().token_to_piece(p.tokens[sc.token_pos]);
+          }
+          if (!prof.user.empty()) {
+            j["user_tokens"] = sc.user_tokens;
+            j["user_top"] = sc.user_top;
+            j["user_pos"] = sc.user_pos;
+            j["user_markers"] = markers;
+            if (sc.user_pos >= 0 && sc.user_pos < static_cast<int>(p.tokens.size()))
+              j["user_piece"] = model->tokenizer().token_to_piece(p.tokens[sc.user_pos]);
           }
           dump << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';  // soup may hold stray bytes
         }
@@ -389,7 +502,8 @@ void add_eval_anomaly_command(CLI::App& app) {
                           {"normal_split", o->split},
                           {"normal_fpr", double(fp) / normal.size()},
                           {"normal_median", quantile(normal, 0.5)},
-                          {"token_model", !prof.token.empty()}};
+                          {"token_model", !prof.token.empty()},
+                          {"user_model", !prof.user.empty()}};
     nlohmann::json per = nlohmann::json::object();
     for (const auto& name : sets) {
       const auto shs = score_all(name, training::shifted_prompts(fmt, name, static_cast<size_t>(o->n), o->seed, *split));
@@ -405,11 +519,12 @@ void add_eval_anomaly_command(CLI::App& app) {
       for (double x : sh) tp += x > prof.threshold;
       per[name] = {{"auroc", auroc_of(normal, sh)}, {"tpr_at_threshold", double(tp) / sh.size()},
                    {"median", quantile(sh, 0.5)}};
+      if (prof.has_parts()) per[name]["auroc_pooled"] = auroc_of(normal_s.pooled, shs.pooled);
       if (!prof.token.empty()) {
-        per[name]["auroc_pooled"] = auroc_of(normal_s.pooled, shs.pooled);
         per[name]["auroc_token"] = auroc_of(normal_s.token, shs.token);
         per[name]["auroc_count"] = auroc_of(normal_s.count, shs.count);
       }
+      if (!prof.user.empty()) per[name]["auroc_user"] = auroc_of(normal_s.user, shs.user);
       if (!o->quiet) std::fprintf(stderr, "%s done\n", name.c_str());
     }
     out["sets"] = per;
@@ -423,16 +538,18 @@ void add_eval_anomaly_command(CLI::App& app) {
                            : "in the first reasoner's format");
     std::printf("held-out normal (%s): median score %.3f, false-positive rate at the threshold %.2f%%\n", o->split.c_str(),
                 quantile(normal, 0.5), 100.0 * fp / normal.size());
-    const bool parts = !prof.token.empty();
-    std::printf("%-14s %8s %10s %8s%s\n", "shifted set", "AUROC", "detected", "median", parts ? "   pooled    token   counts" : "");
+    const bool parts = prof.has_parts(), tparts = !prof.token.empty(), uparts = !prof.user.empty();
+    std::printf("%-14s %8s %10s %8s%s%s%s\n", "shifted set", "AUROC", "detected", "median", parts ? "   pooled" : "",
+                tparts ? "    token   counts" : "", uparts ? "     user" : "");
     for (auto& [k, v] : per.items()) {
       std::printf("%-14s %8.4f %9.1f%% %8.3f", k.c_str(), v["auroc"].get<double>(), 100 * v["tpr_at_threshold"].get<double>(),
                   v["median"].get<double>());
-      if (parts)
-        std::printf(" %8.4f %8.4f %8.4f", v["auroc_pooled"].get<double>(), v["auroc_token"].get<double>(), v["auroc_count"].get<double>());
+      if (parts) std::printf(" %8.4f", v["auroc_pooled"].get<double>());
+      if (tparts) std::printf(" %8.4f %8.4f", v["auroc_token"].get<double>(), v["auroc_count"].get<double>());
+      if (uparts) std::printf(" %8.4f", v["auroc_user"].get<double>());
       std::printf("\n");
     }
-    std::printf("%s%.2f ms per prompt (prefill with the taps and scoring)\n", parts ? "(pooled, token, counts: the AUROC of each part alone)\n" : "",
+    std::printf("%s%.2f ms per prompt (prefill with the taps and scoring)\n", parts ? "(pooled, token, counts, user: the AUROC of each part alone)\n" : "",
                 out["ms_per_prompt"].get<double>());
   });
 }

@@ -1,4 +1,5 @@
 #include "reasoning/format.h"
+#include "reasoning/user_spans.h"
 
 #include <algorithm>
 
@@ -291,6 +292,46 @@ std::vector<int32_t> encode_rendered(const Model& model, const std::string& prom
   const std::string bos = v.bos >= 0 && v.bos < tk.n_vocab() ? v.tokens[v.bos] : std::string();
   const bool has_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
   return tk.encode(prompt, !has_bos, true);
+}
+
+std::vector<std::pair<int, int>> user_token_spans(const Model& model, const std::vector<int32_t>& prompt,
+                                                  const std::vector<std::string>& user_contents, bool parse_special) {
+  const auto& tk = model.tokenizer();
+  std::vector<std::pair<int, int>> spans;
+  size_t from = 0;
+  auto find = [&](const std::vector<int32_t>& ids, size_t at) -> size_t {
+    if (ids.empty() || ids.size() > prompt.size()) return std::string::npos;
+    for (size_t i = at; i + ids.size() <= prompt.size(); ++i)
+      if (std::equal(ids.begin(), ids.end(), prompt.begin() + static_cast<std::ptrdiff_t>(i))) return i;
+    return std::string::npos;
+  };
+  for (const auto& c : user_contents) {
+    // Templates commonly trim a message; the trimmed text is what the prompt holds.
+    const size_t b = c.find_first_not_of(" \t\r\n"), e = c.find_last_not_of(" \t\r\n");
+    if (b == std::string::npos) continue;
+    const auto ids = tk.encode(c.substr(b, e - b + 1), false, parse_special);
+    size_t at = find(ids, from), len = ids.size();
+    // The edges may differ inside the prompt (a tokenizer's dummy-prefix space, a merge with a
+    // newline): match without the first token, the last, or both; an edge token of the prompt that
+    // is the same word but for leading spaces is taken back in.
+    auto word = [&](int32_t id) {
+      std::string p = tk.token_to_piece(id, true);
+      const size_t k = p.find_first_not_of(" \t\n");
+      return k == std::string::npos ? std::string() : p.substr(k);
+    };
+    for (int drop = 1; at == std::string::npos && drop <= 3 && ids.size() > 2; ++drop) {
+      const bool head = drop != 2, tail = drop != 1;
+      const std::vector<int32_t> part(ids.begin() + head, ids.end() - tail);
+      at = find(part, from), len = part.size();
+      if (at == std::string::npos) continue;
+      if (head && at > from && !word(ids.front()).empty() && word(prompt[at - 1]) == word(ids.front())) --at, ++len;
+      if (tail && at + len < prompt.size() && !word(ids.back()).empty() && word(prompt[at + len]) == word(ids.back())) ++len;
+    }
+    if (at == std::string::npos) continue;
+    spans.emplace_back(static_cast<int>(at), static_cast<int>(at + len));
+    from = at + len;
+  }
+  return spans;
 }
 
 }  // namespace kvscope::reasoning

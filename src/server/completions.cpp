@@ -12,6 +12,7 @@
 
 #include "reasoning/driver.h"
 #include "reasoning/format.h"
+#include "reasoning/user_spans.h"
 #include "server/generation.h"
 #include "server/reasoning_run.h"
 #include "server/server_impl.h"
@@ -560,17 +561,34 @@ httplib::ContentProviderWithoutLength guard_step(std::shared_ptr<Exchange> x, bo
 
 }  // namespace
 
-json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt) {
+std::vector<std::pair<int, int>> Server::Impl::user_spans(const GenRequest& g, const std::vector<int32_t>& prompt) const {
+  if (g.endpoint != Endpoint::Chat) return {};
+  std::vector<std::string> users;
+  for (const auto& m : g.messages)
+    if (m.role == "user") users.push_back(m.content);
+  // The embedded model without a template reads the last user turn, as plain text.
+  if (bare_questions() && !users.empty()) users.erase(users.begin(), users.end() - 1);
+  return reasoning::user_token_spans(*model, prompt, users, !bare_questions());
+}
+
+json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt, const std::vector<std::pair<int, int>>& user_spans) {
   const int n = static_cast<int>(prompt.size());
   signals::ProbeFeatures tap(model->hparams(), kv_profile->spec(), 0, n);
-  // The per-token part scores each prompt token as its K/V is written (or read back from the
-  // prefix cache), keeping only the largest distance.
-  std::unique_ptr<signals::TokenTap> tok;
+  // The per-token parts score each prompt token (the user-content part: each token of the users'
+  // text) as its K/V is written (or read back from the prefix cache), keeping only the largest
+  // distances.
+  std::unique_ptr<signals::TokenTap> tok, usr;
   std::unique_ptr<signals::TapFanout> fan;
+  std::vector<KVTap*> taps{&tap};
   if (!kv_profile->token.empty()) {
     tok = std::make_unique<signals::TokenTap>(model->hparams(), kv_profile->layers, &kv_profile->token, 0, n);
-    fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{&tap, tok.get()}, model.get());
+    taps.push_back(tok.get());
   }
+  if (!kv_profile->user.empty()) {
+    usr = std::make_unique<signals::TokenTap>(model->hparams(), kv_profile->layers, &kv_profile->user, user_spans);
+    taps.push_back(usr.get());
+  }
+  if (taps.size() > 1) fan = std::make_unique<signals::TapFanout>(taps, model.get());
   Request r;
   r.prompt = prompt;
   r.max_tokens = 1;
@@ -593,7 +611,9 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
   if (c.stop_reason == StopReason::Cancelled || tap.n_tokens() == 0)
     throw ApiError(503, "server_error", "the server is shutting down", "", "unavailable");
   const double pooled = kv_profile->score(signals::prompt_vector(tap));
-  const double score = kv_profile->combine(pooled, tok ? tok->max_distance() : 0, tok ? tok->count_score() : 0);
+  const double user = usr ? usr->top_mean(kv_profile->user_topk) : 0;
+  const int markers = usr ? signals::special_tokens_in(model->tokenizer(), prompt, user_spans) : 0;
+  const double score = kv_profile->combine(pooled, tok ? tok->max_distance() : 0, tok ? tok->count_score() : 0, user, markers);
   const bool anomalous = score > kv_profile->threshold;
   metrics.anomaly.observe(score);
   if (anomalous) metrics.anomalous_prompts.fetch_add(1, std::memory_order_relaxed);
@@ -615,6 +635,15 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
     out["token"] = tok->max_distance() / kv_profile->token_ref;
     out["counts"] = tok->count_score() / kv_profile->count_ref;
     out["token_position"] = tok->argmax();
+  }
+  if (usr) {
+    // The user-content part as it enters the score, how many user tokens it read, and where the
+    // farthest of them is (null: no user text, e.g. a raw completion).
+    if (!tok) out["pooled"] = pooled / kv_profile->pooled_ref;
+    out["user"] = user / kv_profile->user_ref;
+    out["user_tokens"] = usr->n_tokens();
+    out["user_markers"] = markers;  // special tokens the user typed (each adds marker_weight)
+    out["user_position"] = usr->argmax() >= 0 ? json(usr->argmax()) : json(nullptr);
   }
   return out;
 }
@@ -795,7 +824,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                           "max_tokens", "context_length_exceeded");
 
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
-  if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt);
+  if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
 
   // Admission: a bounded number in flight; the rest are told to come back.
   if (metrics.in_flight.fetch_add(1) >= opt.max_queue) {

@@ -74,7 +74,11 @@ struct Server::Impl {
   void setup_signals(const Model& m);
   // The prompt's KV anomaly {"score", "threshold", "anomalous"} (prefill with the tap; the prompt
   // stays in the prefix cache for the request that follows). Throws ApiError 400 when rejecting.
-  json score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt);
+  // user_spans: the tokens of the users' own text (the profile's user-content part; none for a raw
+  // completion prompt, whose template the client wrote).
+  json score_anomaly(const std::vector<int32_t>& prompt, uint64_t salt, const std::vector<std::pair<int, int>>& user_spans = {});
+  // The spans of a chat request's user messages inside its prompt tokens.
+  std::vector<std::pair<int, int>> user_spans(const GenRequest& g, const std::vector<int32_t>& prompt) const;
   ResponseStore responses;  // /v1/responses kept for previous_response_id and GET
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.

@@ -127,9 +127,29 @@ KVProfile fit_profile(const std::vector<std::vector<float>>& rows, double shrink
   return p;
 }
 
-double KVProfile::combine(double pooled, double token_max, double count_max) const {
-  if (token.empty()) return pooled;
-  return std::max({pooled / pooled_ref, token_max / token_ref, count_max / count_ref});
+double KVProfile::combine(double pooled, double token_max, double count_max, double user_part, int markers) const {
+  if (!has_parts()) return pooled;
+  double s = pooled / pooled_ref;
+  if (!token.empty()) s = std::max({s, token_max / token_ref, count_max / count_ref});
+  if (!user.empty()) s = std::max(s, user_part / user_ref) + marker_weight * markers;
+  return s;
+}
+
+int special_tokens_in(const tok::Tokenizer& tk, const std::vector<int32_t>& prompt, const std::vector<std::pair<int, int>>& spans) {
+  const auto& types = tk.vocab().types;
+  if (types.empty()) return 0;
+  int n = 0;
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const int32_t id = prompt[i];
+    if (id < 0 || id >= static_cast<int32_t>(types.size())) continue;
+    if (types[id] != tok::TokenType::Control && types[id] != tok::TokenType::UserDefined) continue;
+    for (const auto& [b, e] : spans)
+      if (static_cast<int>(i) >= b && static_cast<int>(i) < e) {
+        ++n;
+        break;
+      }
+  }
+  return n;
 }
 
 double TokenModel::count_score(const std::vector<int>& counts) const {
@@ -227,6 +247,26 @@ TokenModel fit_token_model(const std::vector<float>& rows, int dim, double shrin
   return t;
 }
 
+TokenTap::TokenTap(const HParams& hp, std::vector<int> layers, const TokenModel* model, std::vector<std::pair<int, int>> spans)
+    : TokenTap(hp, std::move(layers), model, 0, INT_MAX) {
+  for (const auto& [b, e] : spans)
+    if (b < 0 || e < b) throw InputError("KV profile: bad token span");
+  std::sort(spans.begin(), spans.end());
+  spans_ = std::move(spans);
+  // No span: no token is scored (begin = end).
+  begin_ = spans_.empty() ? 0 : spans_.front().first;
+  end_ = 0;
+  for (const auto& sp : spans_) end_ = std::max(end_, sp.second);
+}
+
+double TokenTap::top_mean(int k) const {
+  const int n = std::min<int>(std::max(k, 1), static_cast<int>(top_.size()));
+  if (n == 0) return 0;
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += top_[i];
+  return s / n;
+}
+
 TokenTap::TokenTap(const HParams& hp, std::vector<int> layers, const TokenModel* model, int begin, int end)
     : head_dim_(hp.head_dim), n_head_kv_(hp.n_head_kv), kv_dim_(hp.n_kv_dim()), begin_(begin), end_(end),
       layers_(std::move(layers)), model_(model) {
@@ -264,21 +304,33 @@ void TokenTap::on_kv(int layer, int pos0, int n, const float* /*k: V alone carri
     chunk_.assign(static_cast<size_t>(n) * d, 0.0f);
   }
   if (pos0 != chunk_pos0_ || n != chunk_n_) return;  // a step that skipped the first layer: not expected
+  auto inside = [&](int t) {
+    if (spans_.empty()) return true;
+    for (const auto& [b, e] : spans_)
+      if (pos0 + t >= b && pos0 + t < e) return true;
+    return false;
+  };
   for (int t = lo; t < hi; ++t)
-    token_u(v + static_cast<size_t>(t) * kv_dim_, n_head_kv_, head_dim_, chunk_.data() + static_cast<size_t>(t) * d + static_cast<size_t>(s) * e);
+    if (inside(t)) token_u(v + static_cast<size_t>(t) * kv_dim_, n_head_kv_, head_dim_, chunk_.data() + static_cast<size_t>(t) * d + static_cast<size_t>(s) * e);
   if (s + 1 != static_cast<int>(layers_.size())) return;
   for (int t = lo; t < hi; ++t) {
+    if (!inside(t)) continue;
     const float* y = chunk_.data() + static_cast<size_t>(t) * d;
     if (model_) {
       int near = -1;
       const double dist = model_->distance(y, &near, scratch_c_.data(), scratch_z_.data());
       if (argmax_ < 0 || dist > max_) max_ = dist, argmax_ = pos0 + t;
       if (near >= 0) ++counts_[near];
+      // The kTop largest, largest first (a handful of values: insertion is cheapest).
+      if (static_cast<int>(top_.size()) < kTop || dist > top_.back()) {
+        if (static_cast<int>(top_.size()) == kTop) top_.pop_back();
+        top_.insert(std::upper_bound(top_.begin(), top_.end(), dist, std::greater<double>()), dist);
+      }
     } else {
       rows_.insert(rows_.end(), y, y + d);
     }
+    ++n_tokens_;
   }
-  n_tokens_ += hi - lo;
   next_pos_ = pos0 + hi;
 }
 
@@ -297,24 +349,9 @@ std::vector<double> token_vector_reference(int head_dim, int n_head_kv, const st
 
 namespace {
 constexpr char kMagic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'F', '1'};
-constexpr uint32_t kVersion = 2;  // 2: the token model
-}  // namespace
+constexpr uint32_t kVersion = 3;  // 2: the token model; 3: the user-content model
 
-void save_profile(const std::string& path, const KVProfile& p) {
-  ModelFileWriter o(kMagic, kVersion, p.model_fingerprint);
-  o.put<uint32_t>(static_cast<uint32_t>(p.layers.size()));
-  for (int l : p.layers) o.put<int32_t>(l);
-  o.put<double>(p.threshold);
-  o.str(p.info);
-  o.put<int32_t>(p.dim);
-  for (double m : p.mean) o.put<double>(m);
-  // Lower triangle only.
-  for (int i = 0; i < p.dim; ++i)
-    for (int j = 0; j <= i; ++j) o.put<double>(p.whiten[static_cast<size_t>(i) * p.dim + j]);
-  const TokenModel& t = p.token;
-  o.put<double>(p.pooled_ref);
-  o.put<double>(p.token_ref);
-  o.put<double>(p.count_ref);
+void put_token_model(ModelFileWriter& o, const TokenModel& t) {
   o.put<int32_t>(t.dim);
   for (double m : t.mean) o.put<double>(m);
   for (int i = 0; i < t.dim; ++i)
@@ -328,6 +365,54 @@ void save_profile(const std::string& path, const KVProfile& p) {
       o.put<float>(t.count_mean[j]);
       o.put<float>(t.count_scale[j]);
     }
+}
+
+void get_token_model(ModelFileReader& in, TokenModel& t) {
+  t.dim = in.get<int32_t>();
+  if (t.dim < 0 || t.dim > 65536) throw in.damaged("token dimension");
+  const size_t td = t.dim;
+  in.need((td + td * (td + 1) / 2) * sizeof(double));
+  for (size_t i = 0; i < td; ++i) t.mean.push_back(in.get<double>());
+  t.whiten.assign(td * td, 0.0);
+  for (size_t i = 0; i < td; ++i)
+    for (size_t j = 0; j <= i; ++j) t.whiten[i * td + j] = in.get<double>();
+  t.k = in.get<int32_t>();
+  if (t.k < 0 || t.k > (1 << 20) || (t.dim == 0 && t.k != 0)) throw in.damaged("token centroids");
+  in.need(static_cast<size_t>(t.k) * td * sizeof(float));
+  t.centroids.resize(static_cast<size_t>(t.k) * td);
+  for (float& c : t.centroids) c = in.get<float>();
+  t.c_norm2.resize(t.k);
+  for (int j = 0; j < t.k; ++j) t.c_norm2[j] = kernels::dot_f32(t.centroids.data() + j * td, t.centroids.data() + j * td, t.dim);
+  if (in.get<uint8_t>()) {
+    in.need(static_cast<size_t>(t.k) * 2 * sizeof(float));
+    for (int j = 0; j < t.k; ++j) {
+      t.count_mean.push_back(in.get<float>());
+      t.count_scale.push_back(in.get<float>());
+      if (!std::isfinite(t.count_mean.back()) || !(t.count_scale.back() >= 0)) throw in.damaged("token counts");
+    }
+  }
+}
+}  // namespace
+
+void save_profile(const std::string& path, const KVProfile& p) {
+  ModelFileWriter o(kMagic, kVersion, p.model_fingerprint);
+  o.put<uint32_t>(static_cast<uint32_t>(p.layers.size()));
+  for (int l : p.layers) o.put<int32_t>(l);
+  o.put<double>(p.threshold);
+  o.str(p.info);
+  o.put<int32_t>(p.dim);
+  for (double m : p.mean) o.put<double>(m);
+  // Lower triangle only.
+  for (int i = 0; i < p.dim; ++i)
+    for (int j = 0; j <= i; ++j) o.put<double>(p.whiten[static_cast<size_t>(i) * p.dim + j]);
+  o.put<double>(p.pooled_ref);
+  o.put<double>(p.token_ref);
+  o.put<double>(p.count_ref);
+  put_token_model(o, p.token);
+  o.put<double>(p.user_ref);
+  o.put<int32_t>(p.user_topk);
+  put_token_model(o, p.user);
+  o.put<double>(p.marker_weight);
   o.save(path, "KV profile");
 }
 
@@ -354,30 +439,16 @@ KVProfile load_profile(const std::string& path, uint64_t expect_fingerprint) {
     p.token_ref = in.get<double>();
     p.count_ref = in.get<double>();
     if (!(p.pooled_ref > 0) || !(p.token_ref > 0) || !(p.count_ref > 0)) throw in.damaged("calibration");
-    TokenModel& t = p.token;
-    t.dim = in.get<int32_t>();
-    if (t.dim < 0 || t.dim > 65536) throw in.damaged("token dimension");
-    const size_t td = t.dim;
-    in.need((td + td * (td + 1) / 2) * sizeof(double));
-    for (size_t i = 0; i < td; ++i) t.mean.push_back(in.get<double>());
-    t.whiten.assign(td * td, 0.0);
-    for (size_t i = 0; i < td; ++i)
-      for (size_t j = 0; j <= i; ++j) t.whiten[i * td + j] = in.get<double>();
-    t.k = in.get<int32_t>();
-    if (t.k < 0 || t.k > (1 << 20) || (t.dim == 0 && t.k != 0)) throw in.damaged("token centroids");
-    in.need(static_cast<size_t>(t.k) * td * sizeof(float));
-    t.centroids.resize(static_cast<size_t>(t.k) * td);
-    for (float& c : t.centroids) c = in.get<float>();
-    t.c_norm2.resize(t.k);
-    for (int j = 0; j < t.k; ++j) t.c_norm2[j] = kernels::dot_f32(t.centroids.data() + j * td, t.centroids.data() + j * td, t.dim);
-    if (in.get<uint8_t>()) {
-      in.need(static_cast<size_t>(t.k) * 2 * sizeof(float));
-      for (int j = 0; j < t.k; ++j) {
-        t.count_mean.push_back(in.get<float>());
-        t.count_scale.push_back(in.get<float>());
-        if (!std::isfinite(t.count_mean.back()) || !(t.count_scale.back() >= 0)) throw in.damaged("token counts");
-      }
-    }
+    get_token_model(in, p.token);
+  }
+  if (in.version() >= 3) {
+    p.user_ref = in.get<double>();
+    p.user_topk = in.get<int32_t>();
+    if (!(p.user_ref > 0) || p.user_topk < 1 || p.user_topk > TokenTap::kTop) throw in.damaged("user-content calibration");
+    get_token_model(in, p.user);
+    p.marker_weight = in.get<double>();
+    if (!(p.marker_weight >= 0) || p.marker_weight > 1e6) throw in.damaged("marker weight");
+    if (p.user.dim % static_cast<int>(p.layers.size()) != 0) throw in.damaged("user-content dimension");
   }
   in.expect_end();
   return p;

@@ -30,13 +30,29 @@
 // The default threshold is a high quantile of held-out normal prompts' scores (kv-profile's
 // calibration share) times a margin, stored in the file. A version-1 profile (pooled only) still
 // loads and scores as before.
+//
+// Version 3 adds a user-content part: the same per-token vectors, but only of the tokens of the
+// users' own text (the spans of the user messages inside the rendered chat prompt, known when the
+// template renders it: reasoning::user_token_spans), scored against a whitening and centroids
+// fitted on user-content tokens alone. The template's own markers never occur in normal user text,
+// so a <|im_start|> or </think> typed by a user has no nearby user-content centroid (in the
+// all-token model it sits next to the template's marker centroid). Its part is the mean of the
+// prompt's user_topk largest user-token distances (1: the largest); a prompt without a user span
+// (a raw completion) gets 0 there:
+//   score = max( ..., user_part / user_ref ) + marker_weight * markers,
+// where markers counts the template's special tokens (control / user-defined vocabulary entries,
+// e.g. <|im_start|>, </think>) inside the user spans: a token-level, not a KV, part. A server parses
+// special-token spellings in chat messages, so a user typing one gives that token; normal user text
+// never holds one, so the calibration and the false-positive rate do not move.
 #pragma once
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "signals/confidence_probe.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvscope::signals {
 
@@ -66,35 +82,40 @@ struct KVProfile {
   std::vector<double> whiten;   // dim * dim, row-major lower triangle (upper part zero)
   double threshold = 0;         // default: scores above are anomalous
   std::string info;             // JSON text: data, sizes, calibration quantile
-  TokenModel token;             // empty in a version-1 profile
-  double pooled_ref = 1, token_ref = 1, count_ref = 1;  // calibration quantiles the parts are divided by
+  TokenModel token;             // empty in a version-1 profile (and when built without it)
+  TokenModel user;              // the user-content part: empty before version 3
+  int user_topk = 1;            // the user part: mean of this many largest user-token distances
+  double marker_weight = 0;     // added to the score per special token inside the user spans (0: off)
+  double pooled_ref = 1, token_ref = 1, count_ref = 1, user_ref = 1;  // calibration quantiles the parts are divided by
 
   // The spec of the tap that gives this profile's vectors.
   ProbeSpec spec() const;
   // The pooled part: the whitened distance of a prompt vector.
   double score(const std::vector<float>& x) const;
-  // The anomaly score from the pooled distance, the largest token distance and the count part
-  // (the last two ignored without a token model).
-  double combine(double pooled, double token_max, double count_max) const;
+  // The anomaly score from the pooled distance, the largest token distance, the count part and
+  // the user-content part (each ignored without its model; without any per-token model the score
+  // is the pooled distance itself, as version 1 scored).
+  double combine(double pooled, double token_max, double count_max, double user = 0, int markers = 0) const;
+  bool has_parts() const { return !token.empty() || !user.empty(); }
 };
 
-// The scored parts of one prompt.
-struct AnomalyParts {
-  double score = 0, pooled = 0, token_max = 0, count_max = 0;
-  int token_pos = -1;  // position of the farthest token (-1: no token model)
-};
-
-// The tap of the per-token part, over positions [begin, end): each token's vector (the selected
-// layers' v_{l,t}, concatenated) either scored against `model` as it is written (keeping the
-// largest distance and a count per centroid: no per-token state), or, with model null, kept (to
-// fit a profile).
+// The tap of the per-token part, over positions [begin, end) (or over the given spans: the
+// user-content part): each token's vector (the selected layers' v_{l,t}, concatenated) either
+// scored against `model` as it is written (keeping the largest distances and a count per
+// centroid: no per-token state), or, with model null, kept (to fit a profile).
 class TokenTap final : public KVTap {
  public:
+  static constexpr int kTop = 8;  // largest distances kept (the user part's top-k mean)
   TokenTap(const HParams& hp, std::vector<int> layers, const TokenModel* model, int begin = 0, int end = INT_MAX);
+  // Only the tokens inside the spans [begin, end) (sorted or not; overlaps are fine).
+  TokenTap(const HParams& hp, std::vector<int> layers, const TokenModel* model, std::vector<std::pair<int, int>> spans);
   void on_kv(int layer, int pos0, int n, const float* k, const float* v) override;
   int dim() const { return static_cast<int>(layers_.size()) * head_dim_; }
   int n_tokens() const { return n_tokens_; }
   double max_distance() const { return max_; }
+  // The mean of the k largest distances (fewer when the tap saw fewer tokens; 0 without tokens).
+  double top_mean(int k) const;
+  const std::vector<double>& top() const { return top_; }  // the largest distances, largest first
   int argmax() const { return argmax_; }
   const std::vector<int>& counts() const { return counts_; }  // tokens per centroid
   double count_score() const { return model_ ? model_->count_score(counts_) : 0.0; }
@@ -108,11 +129,16 @@ class TokenTap final : public KVTap {
   std::vector<double> scratch_c_;
   std::vector<float> scratch_z_;
   int chunk_pos0_ = 0, chunk_n_ = 0, next_pos_ = INT_MIN, n_tokens_ = 0;
+  std::vector<std::pair<int, int>> spans_;  // empty: every position of [begin, end)
+  std::vector<double> top_;
   double max_ = 0;
   int argmax_ = -1;
   std::vector<int> counts_;
   std::vector<float> rows_;
 };
+
+// The special tokens (control or user-defined vocabulary entries) of prompt inside the spans.
+int special_tokens_in(const tok::Tokenizer& tk, const std::vector<int32_t>& prompt, const std::vector<std::pair<int, int>>& spans);
 
 // A token vector from stored V, in double precision (what the tests compare the tap with): v[l]
 // is the kv_dim row of layer layers[l] at the token.
@@ -133,9 +159,10 @@ inline std::vector<float> prompt_vector(const ProbeFeatures& tap) { return tap.f
 
 // Binary, little-endian: "KVSPROF1", version, fingerprint, layers, threshold, info, dim, mean, whiten;
 // version 2 adds pooled_ref, token_ref, count_ref and the token model (dim, mean, whiten, k,
-// centroids, count means and scales).
+// centroids, count means and scales); version 3 adds user_ref, user_topk and the user-content
+// token model (the same layout as the token model), then marker_weight.
 void save_profile(const std::string& path, const KVProfile& p);
-// Reads versions 1 and 2. Throws InputError naming the file: not a profile, damaged, another version, or (when
+// Reads versions 1, 2 and 3. Throws InputError naming the file: not a profile, damaged, another version, or (when
 // expect_fingerprint != 0) built for another model.
 KVProfile load_profile(const std::string& path, uint64_t expect_fingerprint = 0);
 // "<stem>.kvprofile.bin" beside "<stem>.gguf", or "" when absent.

@@ -66,9 +66,12 @@ std::vector<SetPrompt> normal_prompts(const PromptFormat& f, tinygsm::Split spli
   std::vector<SetPrompt> out;
   for (const auto& it : tinygsm::generate(split, n, seed, 0, f.question_style())) {
     const Mode m = random_mode(r);
-    std::string text = f.chat() ? f.render("Question: " + tinygsm::numbered_question(it), m) : tinygsm::format_prompt(it, m);
+    const std::string user = f.chat() ? "Question: " + tinygsm::numbered_question(it) : std::string();
+    std::string text = f.chat() ? f.render(user, m) : tinygsm::format_prompt(it, m);
     auto ids = f.encode(text);
-    out.push_back({std::move(text), std::move(ids)});
+    // The first reasoner's prompt is the user's question followed by the mode line.
+    auto spans = f.user_spans(ids, {f.chat() ? user : text.substr(0, text.rfind("Mode: "))});
+    out.push_back({std::move(text), std::move(ids), std::move(spans)});
   }
   return out;
 }
@@ -93,8 +96,15 @@ std::vector<SetPrompt> shifted_prompts(const PromptFormat& f, const std::string&
     const auto& it = items[i];
     const Mode m = random_mode(r);
     // A question in the model's format; the first reasoner reads soup and repeated text bare.
-    auto question = [&](const std::string& q) { return f.render("Question: " + q, m); };
-    auto bare = [&](const std::string& text) { return f.chat() ? f.render(text, m) : text; };
+    std::string user;  // what the user typed
+    auto question = [&](const std::string& q) {
+      user = "Question: " + q;
+      return f.render(user, m);
+    };
+    auto bare = [&](const std::string& text) {
+      user = text;
+      return f.chat() ? f.render(text, m) : text;
+    };
     std::string p;
     if (set == "soup") {
       const int len = 20 + static_cast<int>(r.next() % 61);
@@ -128,7 +138,8 @@ std::vector<SetPrompt> shifted_prompts(const PromptFormat& f, const std::string&
       p = question(cut == std::string::npos ? q + " " + mk : q.substr(0, cut + 2) + mk + " " + q.substr(cut + 2));
     }
     auto ids = f.encode(p);
-    out.push_back({std::move(p), std::move(ids)});
+    auto spans = f.user_spans(ids, {user});
+    out.push_back({std::move(p), std::move(ids), std::move(spans)});
   }
   return out;
 }

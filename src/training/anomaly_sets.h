@@ -20,6 +20,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tinygsm/tinygsm.h"
@@ -30,6 +31,9 @@ namespace kvscope::training {
 struct SetPrompt {
   std::string text;             // the prompt as put to the model (special tokens spelled out)
   std::vector<int32_t> tokens;  // its tokens
+  // The token spans [begin, end) of the user's own text (PromptFormat::user_spans): what the
+  // profile's user-content part scores.
+  std::vector<std::pair<int, int>> user_spans;
 };
 
 const std::vector<std::string>& shifted_set_names();

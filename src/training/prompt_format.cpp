@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "reasoning/user_spans.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
 
@@ -72,6 +73,11 @@ std::string PromptFormat::render_messages(const std::vector<tok::ChatMessage>& m
 std::vector<int32_t> PromptFormat::encode(const std::string& text) const {
   if (!chat()) return model_->tokenizer().encode(text, true, false);
   return reasoning::encode_rendered(*model_, text);
+}
+
+std::vector<std::pair<int, int>> PromptFormat::user_spans(const std::vector<int32_t>& tokens,
+                                                          const std::vector<std::string>& contents) const {
+  return reasoning::user_token_spans(*model_, tokens, contents, chat());
 }
 
 reasoning::ReasoningPlan PromptFormat::plan(Mode m) const {

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.h"
@@ -36,6 +37,10 @@ class PromptFormat {
   // The tokens of a prompt text (chat: special tokens parsed and BOS as the template wants;
   // kvscope: plain text after BOS, as the first reasoner is prompted).
   std::vector<int32_t> encode(const std::string& text) const;
+  // The spans of a prompt's tokens that hold the users' own text (the contents of its user
+  // messages, in order; reasoning::user_token_spans: special tokens parsed on a chat model, as the
+  // server encodes a chat request; plain text on the first reasoner).
+  std::vector<std::pair<int, int>> user_spans(const std::vector<int32_t>& tokens, const std::vector<std::string>& contents) const;
   // The plan a mode's prompt carries (kvscope: its mode line).
   reasoning::ReasoningPlan plan(Mode m) const;
   // The markers the control set misuses inside a question (training/anomaly_sets.h).

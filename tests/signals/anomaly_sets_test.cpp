@@ -189,3 +189,37 @@ TEST(AnomalySets, AnswerIsReadAfterTheThinkBlock) {
   const training::PromptFormat b(bare_reasoner());
   EXPECT_EQ(tinygsm::parse_answer(training::answer_text(b.plan(Mode::Slow), "5 + 7 = 12. Answer: 12")), 12);
 }
+
+// Every prompt of the sets carries the span of its user turn: the tokens between the template's
+// "<|im_start|>user\n" and the "<|im_end|>" that closes the turn, so a typed marker is inside it
+// and the template's own markers are not.
+TEST(AnomalySets, UserSpanIsTheRenderedUserTurn) {
+  const Model& m = chat_model();
+  const training::PromptFormat f(m);
+  const auto& tk = m.tokenizer();
+  auto check = [&](const training::SetPrompt& p) {
+    ASSERT_EQ(p.user_spans.size(), 1u) << p.text;
+    const auto [b, e] = p.user_spans[0];
+    std::string user, before;
+    for (int i = b; i < e; ++i) user += tk.token_to_piece(p.tokens[i], true);
+    for (int i = 0; i < b; ++i) before += tk.token_to_piece(p.tokens[i], true);
+    // The tokenizer of this model puts a dummy-prefix space before "user": the turn header ends the
+    // text before the span.
+    EXPECT_TRUE(before.size() >= 5 && before.substr(before.size() - 5) == "user\n") << "[" << before << "] [" << user << "]";
+    EXPECT_NE(before.find("<|im_start|>"), std::string::npos) << before;
+    // The span is the whole user turn: what follows it is the turn's end and the template's level
+    // turn. (Pieces read one at a time put this tokenizer's prefix space after each special token
+    // again: the texts are compared without spaces.)
+    auto squeeze = [](std::string x) {
+      x.erase(std::remove(x.begin(), x.end(), ' '), x.end());
+      return x;
+    };
+    const std::string text = squeeze(p.text), u = squeeze(user);
+    const size_t at = text.find("<|im_start|>user\n" + u);
+    ASSERT_NE(at, std::string::npos) << "[" << u << "] " << text;
+    EXPECT_EQ(text.compare(at + 17 + u.size(), 40, "<|im_end|>\n<|im_start|>system\nReasoning:"), 0) << "[" << u << "] " << text;
+  };
+  for (const auto& p : training::normal_prompts(f, tinygsm::Split::Test, 20, 5)) check(p);
+  for (const char* set : {"control", "injection", "other_domain"})
+    for (const auto& p : training::shifted_prompts(f, set, 20, 5)) check(p);
+}

@@ -120,3 +120,44 @@ TEST(ConfidenceCliChat, ToolsRenderTheChatTemplate) {
   ASSERT_EQ(b.status, 0) << b.out;
   EXPECT_EQ(nlohmann::json::parse(b.out)["format"], "kvscope");
 }
+
+// The user-content part through the CLI on the chat reasoner: kv-profile fits it on the user turns
+// of "messages" lines, eval-anomaly scores each set's user turn with it.
+TEST(ConfidenceCliChat, UserContentPartThroughTheCli) {
+  const std::string chat = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf";
+  if (!std::filesystem::exists(chat)) GTEST_SKIP() << "no chat reasoner";
+  const auto dir = test::temp_dir();
+  const std::string data = (dir / "user_cli.jsonl").string(), prof = (dir / "user_cli.kvprofile.bin").string(),
+                    dump = (dir / "user_cli_dump.jsonl").string();
+  ASSERT_EQ(run("tinygsm --jsonl --split validation --n 30 -o " + data).status, 0);
+  auto p = run("kv-profile -m " + chat + " --data " + data + " --user-clusters 16 --user-topk 2 -q --json -o " + prof);
+  ASSERT_EQ(p.status, 0) << p.out;
+  const auto pj = nlohmann::json::parse(p.out);
+  ASSERT_TRUE(pj.contains("user_model")) << p.out;
+  EXPECT_EQ(pj["user_model"]["topk"], 2);
+  EXPECT_GT(pj["user_model"]["tokens_fit"].get<int>(), 100);
+  EXPECT_EQ(pj["user_model"]["ref_by_topk"].size(), 8u);
+  auto a = run("eval-anomaly -m " + chat + " --profile " + prof + " --n 10 --sets control -q --json --dump " + dump);
+  ASSERT_EQ(a.status, 0) << a.out;
+  EXPECT_TRUE(nlohmann::json::parse(a.out)["sets"]["control"].contains("auroc_user")) << a.out;
+  std::ifstream in(dump);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    const auto d = nlohmann::json::parse(line);
+    // The part read the question's tokens, fewer than the whole prompt's.
+    EXPECT_GT(d["user_tokens"].get<int>(), 10) << line;
+    EXPECT_LT(d["user_tokens"].get<int>(), d["tokens"].get<int>() - 8) << line;
+    ++n;
+  }
+  EXPECT_EQ(n, 20);
+  // Complete prompts hold no known user turn: the user part cannot be fitted, and says why.
+  auto c = run("kv-profile -m " + chat + " --data " + data + " --prompt-field chat_prompt --user-clusters 16 -q -o " + prof, true);
+  EXPECT_NE(c.status, 0);
+  EXPECT_NE(c.out.find("no user text"), std::string::npos) << c.out;
+  // By default (the part not asked for) such data builds the profile without it, and says so.
+  auto d = run("kv-profile -m " + chat + " --data " + data + " --prompt-field chat_prompt -o " + prof + " --json", true);
+  ASSERT_EQ(d.status, 0) << d.out;
+  EXPECT_NE(d.out.find("no user-content part"), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.find("\"user_model\""), std::string::npos) << d.out;
+}

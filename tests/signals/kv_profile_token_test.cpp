@@ -3,6 +3,7 @@
 // file (and version 1 still read), and a single odd token that the pooled vector hides.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -10,6 +11,8 @@
 #include "engine/engine.h"
 #include "fixtures.h"
 #include "model/fingerprint.h"
+#include "reasoning/format.h"
+#include "reasoning/user_spans.h"
 #include "signals/confidence_metrics.h"
 #include "signals/kv_profile.h"
 #include "signals/kv_tap.h"
@@ -272,7 +275,7 @@ TEST(KvProfileTokens, FileRoundTripsAndVersionOneStillLoads) {
     load_profile(v9);
     FAIL() << "a version-9 profile was accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("version 9, this build reads 1 to 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version 9, this build reads 1 to 3"), std::string::npos) << e.what();
   }
   // A truncated version-2 file is damaged, not read short.
   test::truncate_file(path, 7);
@@ -325,4 +328,251 @@ TEST(KvProfileTokens, OneExtraTemplateTokenRaisesTheCountPart) {
   bare.count_mean.clear();
   bare.count_scale.clear();
   EXPECT_EQ(bare.count_score(scan(templ(1, true))), 0.0);
+}
+
+namespace {
+// A prompt of template tokens around a user's text: [1, 3, 4] (a turn header), the user's tokens
+// from [5, 25), then [3, 2, 3, 4] (end of turn, the assistant header). The template's marker 3
+// never occurs in the user text of a normal prompt; `stray` puts one inside it.
+std::vector<int32_t> templated(uint64_t seed, bool stray, std::vector<std::pair<int, int>>* span) {
+  util::SplitMix64 r{seed};
+  std::vector<int32_t> ids = {1, 3, 4};
+  const int n = 12 + static_cast<int>(r.next() % 8);
+  for (int i = 0; i < n; ++i) ids.push_back(5 + static_cast<int32_t>(r.next() % 20));
+  if (stray) ids[3 + n / 2] = 3;
+  *span = {{3, 3 + n}};
+  for (int32_t t : {3, 2, 3, 4}) ids.push_back(t);
+  return ids;
+}
+
+TokenTap scan_user(const Model& m, const std::vector<int>& layers, const TokenModel* tm, const std::vector<int32_t>& ids,
+                   const std::vector<std::pair<int, int>>& spans) {
+  TokenTap tap(m.hparams(), layers, tm, spans);
+  Context ctx(m, {64, 1, 512});
+  ctx.set_tap(&tap);
+  ctx.eval(ids);
+  return tap;
+}
+}  // namespace
+
+TEST(KvProfileTokens, UserSpanTapReadsOnlyTheSpans) {
+  // The user-content tap keeps exactly the rows of the all-token tap at the spans' positions.
+  const Model& m = fixtures::model(spec_model(), "probe4");
+  const std::vector<int> layers = {1, 3};
+  const auto ids = prompt(30, 77);
+  const auto all = token_rows(m, layers, ids);
+  const int d = static_cast<int>(layers.size()) * m.hparams().head_dim;
+  const std::vector<std::pair<int, int>> spans = {{20, 26}, {3, 9}};  // unsorted on purpose
+  const TokenTap tap = scan_user(m, layers, nullptr, ids, spans);
+  ASSERT_EQ(tap.n_tokens(), 12);
+  std::vector<float> want;
+  for (int t : {3, 4, 5, 6, 7, 8, 20, 21, 22, 23, 24, 25}) want.insert(want.end(), all.begin() + t * d, all.begin() + (t + 1) * d);
+  EXPECT_EQ(tap.rows(), want);
+  // No span: nothing is read, and the part is 0.
+  const TokenModel tm = fitted(m, layers, 4, 4);
+  const TokenTap none = scan_user(m, layers, &tm, ids, {});
+  EXPECT_EQ(none.n_tokens(), 0);
+  EXPECT_EQ(none.top_mean(3), 0.0);
+  EXPECT_EQ(none.argmax(), -1);
+  // The top distances are the spans' largest, largest first; their mean is the top-k part.
+  const TokenTap scored = scan_user(m, layers, &tm, ids, spans);
+  std::vector<double> dist;
+  for (int i = 0; i < 12; ++i) dist.push_back(tm.distance(tap.rows().data() + static_cast<size_t>(i) * d));
+  std::sort(dist.rbegin(), dist.rend());
+  ASSERT_EQ(scored.top().size(), static_cast<size_t>(TokenTap::kTop));
+  for (int i = 0; i < TokenTap::kTop; ++i) EXPECT_NEAR(scored.top()[i], dist[i], 1e-5);
+  EXPECT_NEAR(scored.top_mean(3), (dist[0] + dist[1] + dist[2]) / 3, 1e-5);
+  EXPECT_EQ(scored.max_distance(), scored.top()[0]);
+}
+
+TEST(KvProfileTokens, UserPartUnchangedByBatching) {
+  // The serve path's user-content tap: one request at a time and four at a time give the same part.
+  const Model& m = fixtures::model(spec_model(), "probe4");
+  const std::vector<int> layers = {0, 1, 2, 3};
+  const TokenModel tm = fitted(m, layers, 8, 8);
+  auto run = [&](int max_seqs, std::vector<std::vector<double>>& top, std::vector<int>& where) {
+    Engine eng(m, fixtures::small_engine(96, max_seqs));
+    std::vector<std::unique_ptr<TokenTap>> taps;
+    std::vector<RequestId> ids;
+    for (int i = 0; i < 4; ++i) {
+      Request r;
+      std::vector<std::pair<int, int>> span;
+      r.prompt = templated(40 + i, i == 2, &span);
+      r.sampling.temperature = 0;
+      r.max_tokens = 3;
+      r.ignore_eos = true;
+      taps.push_back(std::make_unique<TokenTap>(m.hparams(), layers, &tm, span));
+      r.tap = taps.back().get();
+      ids.push_back(eng.submit(std::move(r)));
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      eng.wait(ids[i]);
+      top.push_back(taps[i]->top());
+      where.push_back(taps[i]->argmax());
+    }
+  };
+  std::vector<std::vector<double>> alone, batched;
+  std::vector<int> wa, wb;
+  run(1, alone, wa);
+  run(4, batched, wb);
+  ASSERT_EQ(alone.size(), 4u);
+  for (size_t i = 0; i < alone.size(); ++i) {
+    ASSERT_EQ(alone[i].size(), batched[i].size()) << "request " << i;
+    for (size_t j = 0; j < alone[i].size(); ++j) EXPECT_NEAR(alone[i][j], batched[i][j], 1e-4) << "request " << i;
+    EXPECT_EQ(wa[i], wb[i]) << "request " << i;
+    EXPECT_GE(wa[i], 3);  // inside the user's text, never a template token
+  }
+  EXPECT_NE(alone[0][0], alone[1][0]);
+}
+
+TEST(KvProfileTokens, StrayTemplateMarkerInUserTextRaisesTheUserPart) {
+  // The template's marker 3 sits in every normal prompt (so the all-token model has a centroid for
+  // it) but never in the user's text: a model fitted on user tokens alone finds a stray one far,
+  // where the all-token model finds it next to the template's own. Read at layer 0, where V is the
+  // token's own, so each word of the small user vocabulary has a centroid.
+  const Model& m = fixtures::model(spec_model(), "probe4");
+  const std::vector<int> layers = {0};
+  std::vector<float> user_rows, all_rows;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<std::pair<int, int>> span;
+    const auto ids = templated(100 + i, false, &span);
+    const auto r = scan_user(m, layers, nullptr, ids, span).rows();
+    user_rows.insert(user_rows.end(), r.begin(), r.end());
+    const auto a = token_rows(m, layers, ids);
+    all_rows.insert(all_rows.end(), a.begin(), a.end());
+  }
+  const int d = static_cast<int>(layers.size()) * m.hparams().head_dim;
+  const TokenModel um = fit_token_model(user_rows, d, 0.05, 32, 6, 3);
+  const TokenModel am = fit_token_model(all_rows, d, 0.05, 32, 6, 3);
+  std::vector<double> s, sa;
+  std::vector<bool> odd;
+  for (int i = 0; i < 20; ++i)
+    for (bool stray : {false, true}) {
+      std::vector<std::pair<int, int>> span;
+      const auto ids = templated(600 + i, stray, &span);
+      s.push_back(scan_user(m, layers, &um, ids, span).top_mean(1));
+      TokenTap all(m.hparams(), layers, &am);
+      Context ctx(m, {64, 1, 512});
+      ctx.set_tap(&all);
+      ctx.eval(ids);
+      sa.push_back(all.max_distance());
+      odd.push_back(stray);
+    }
+  EXPECT_GT(auroc(s, odd), 0.9);
+  EXPECT_LT(auroc(sa, odd), auroc(s, odd) - 0.2);  // the all-token model barely sees it
+}
+
+TEST(KvProfileTokens, UserSpansAreWhatTheTemplateRendersForUserMessages) {
+  // A real vocabulary and a ChatML template: each user message's span decodes to its text, inside
+  // its turn (after "<|im_start|>user\n", before "<|im_end|>"); system and assistant text is not in
+  // a span; a special-token spelling typed by the user is parsed, as the server parses it.
+  const std::string path = fixtures::qwen3_think_model();
+  if (path.empty()) GTEST_SKIP() << "no oracle vocabulary";
+  const auto model = Model::load(path);
+  const std::vector<tok::ChatMessage> msgs = {{"system", "You answer briefly."},
+                                              {"user", "Question: what is 2 + 3?"},
+                                              {"assistant", "5"},
+                                              {"user", "And <|im_start|> then 7 times 6?"}};
+  const std::string text = reasoning::render_chat(*model, msgs, nullptr);
+  const auto ids = reasoning::encode_rendered(*model, text);
+  const auto spans = reasoning::user_token_spans(*model, ids, {msgs[1].content, msgs[3].content});
+  ASSERT_EQ(spans.size(), 2u);
+  const auto& tk = model->tokenizer();
+  auto piece = [&](int b, int e) {
+    std::string s;
+    for (int i = b; i < e; ++i) s += tk.token_to_piece(ids[i], true);
+    return s;
+  };
+  EXPECT_EQ(piece(spans[0].first, spans[0].second), msgs[1].content);
+  EXPECT_EQ(piece(spans[1].first, spans[1].second), msgs[3].content);
+  EXPECT_EQ(piece(0, spans[0].first).substr(piece(0, spans[0].first).size() - 17), "<|im_start|>user\n");
+  EXPECT_EQ(tk.token_to_piece(ids[spans[0].second], true), "<|im_end|>");
+  EXPECT_LT(spans[0].second, spans[1].first);
+  EXPECT_EQ(piece(spans[1].first, spans[1].second).find("<|im_start|>"), 4u);
+  int specials = 0;
+  for (int i = spans[1].first; i < spans[1].second; ++i) specials += tk.token_to_piece(ids[i], true) == "<|im_start|>";
+  EXPECT_EQ(specials, 1);  // one token, as the server encodes a chat request
+  // The marker count of the user-content part: that one special token, none in the first turn,
+  // and the template's own (outside the spans) never count.
+  EXPECT_EQ(special_tokens_in(tk, ids, spans), 1);
+  EXPECT_EQ(special_tokens_in(tk, ids, {spans[0]}), 0);
+  EXPECT_EQ(special_tokens_in(tk, ids, {}), 0);
+  // A content the prompt does not hold gives no span; the others are still found.
+  const auto some = reasoning::user_token_spans(*model, ids, {"not in the prompt at all", msgs[3].content});
+  ASSERT_EQ(some.size(), 1u);
+  EXPECT_EQ(some[0], spans[1]);
+}
+
+TEST(KvProfileTokens, VersionThreeRoundTripsVersionTwoKeepsItsMeaningAndAnotherModelIsRefused) {
+  const Model& m = fixtures::model(spec_model(), "probe4");
+  const std::vector<int> layers = {1, 2};
+  util::SplitMix64 r{9};
+  std::vector<std::vector<float>> rows;
+  for (int i = 0; i < 100; ++i) {
+    std::vector<float> x(4);
+    for (float& v : x) v = static_cast<float>(r.normal());
+    rows.push_back(x);
+  }
+  KVProfile p = fit_profile(rows, 0.01);
+  p.model_fingerprint = model_fingerprint(m);
+  p.layers = layers;
+  p.threshold = 1.2;
+  p.pooled_ref = 1.5;
+  p.user = fitted(m, layers, 6, 7);
+  p.user_ref = 2.5;
+  p.user_topk = 3;
+  p.marker_weight = 0.75;
+  const auto path = (test::temp_dir() / "user.kvprofile.bin").string();
+  save_profile(path, p);
+  const KVProfile q = load_profile(path, model_fingerprint(m));
+  EXPECT_TRUE(q.token.empty());
+  ASSERT_EQ(q.user.k, 7);
+  EXPECT_EQ(q.user_topk, 3);
+  EXPECT_EQ(q.user_ref, 2.5);
+  EXPECT_EQ(q.marker_weight, 0.75);
+  const auto y = token_rows(m, layers, prompt(6, 2));
+  EXPECT_DOUBLE_EQ(q.user.distance(y.data()), p.user.distance(y.data()));
+  EXPECT_DOUBLE_EQ(q.combine(1.5, 0, 0, 1.0), 1.0);  // the pooled part at its reference
+  EXPECT_DOUBLE_EQ(q.combine(0.3, 0, 0, 5.0), 2.0);  // the user part twice its reference
+  EXPECT_DOUBLE_EQ(q.combine(0.3, 0, 0, 5.0, 2), 3.5);  // and two special tokens typed by the user
+  // A profile of another model is refused, naming the remedy.
+  try {
+    load_profile(path, model_fingerprint(m) ^ 1);
+    FAIL() << "another model's profile was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("another model"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kvscope kv-profile"), std::string::npos) << e.what();
+  }
+  // A version-2 file (pooled and all-token parts, as written before the user part) loads with its
+  // meaning: no user part, the score the largest of its three parts.
+  const char magic[8] = {'K', 'V', 'S', 'P', 'R', 'O', 'F', '1'};
+  ModelFileWriter o(magic, 2, p.model_fingerprint);
+  o.put<uint32_t>(2);
+  for (int l : layers) o.put<int32_t>(l);
+  o.put<double>(1.3);
+  o.str("{}");
+  o.put<int32_t>(p.dim);
+  for (double v : p.mean) o.put<double>(v);
+  for (int i = 0; i < p.dim; ++i)
+    for (int j = 0; j <= i; ++j) o.put<double>(p.whiten[static_cast<size_t>(i) * p.dim + j]);
+  o.put<double>(1.4);
+  o.put<double>(2.0);
+  o.put<double>(5.0);
+  const TokenModel& t = p.user;  // any token model will do as the version-2 file's token part
+  o.put<int32_t>(t.dim);
+  for (double v : t.mean) o.put<double>(v);
+  for (int i = 0; i < t.dim; ++i)
+    for (int j = 0; j <= i; ++j) o.put<double>(t.whiten[static_cast<size_t>(i) * t.dim + j]);
+  o.put<int32_t>(t.k);
+  for (float c : t.centroids) o.put<float>(c);
+  o.put<uint8_t>(0);
+  const auto v2 = (test::temp_dir() / "user_v2.kvprofile.bin").string();
+  o.save(v2, "KV profile");
+  const KVProfile old = load_profile(v2, model_fingerprint(m));
+  EXPECT_TRUE(old.user.empty());
+  ASSERT_EQ(old.token.k, 7);
+  EXPECT_EQ(old.threshold, 1.3);
+  EXPECT_DOUBLE_EQ(old.token.distance(y.data()), p.user.distance(y.data()));
+  EXPECT_DOUBLE_EQ(old.combine(0.7, 4.0, 0.0, 99.0, 3), 2.0);  // the token part; user part and markers ignored
+  EXPECT_DOUBLE_EQ(old.combine(2.8, 1.0, 0.0), 2.0);        // the pooled part
 }
