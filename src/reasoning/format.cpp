@@ -299,10 +299,21 @@ std::vector<std::pair<int, int>> user_token_spans(const Model& model, const std:
   const auto& tk = model.tokenizer();
   std::vector<std::pair<int, int>> spans;
   size_t from = 0;
+  // Knuth-Morris-Pratt, linear in the prompt: the messages are the client's, and a naive search
+  // is quadratic on text built to almost match (a long run of one token before the real one).
   auto find = [&](const std::vector<int32_t>& ids, size_t at) -> size_t {
     if (ids.empty() || ids.size() > prompt.size()) return std::string::npos;
-    for (size_t i = at; i + ids.size() <= prompt.size(); ++i)
-      if (std::equal(ids.begin(), ids.end(), prompt.begin() + static_cast<std::ptrdiff_t>(i))) return i;
+    std::vector<size_t> fail(ids.size(), 0);
+    for (size_t i = 1, k = 0; i < ids.size(); ++i) {
+      while (k > 0 && ids[i] != ids[k]) k = fail[k - 1];
+      if (ids[i] == ids[k]) ++k;
+      fail[i] = k;
+    }
+    for (size_t i = at, k = 0; i < prompt.size(); ++i) {
+      while (k > 0 && prompt[i] != ids[k]) k = fail[k - 1];
+      if (prompt[i] == ids[k]) ++k;
+      if (k == ids.size()) return i + 1 - k;
+    }
     return std::string::npos;
   };
   for (const auto& c : user_contents) {

@@ -139,16 +139,13 @@ int special_tokens_in(const tok::Tokenizer& tk, const std::vector<int32_t>& prom
   const auto& types = tk.vocab().types;
   if (types.empty()) return 0;
   int n = 0;
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    const int32_t id = prompt[i];
-    if (id < 0 || id >= static_cast<int32_t>(types.size())) continue;
-    if (types[id] != tok::TokenType::Control && types[id] != tok::TokenType::UserDefined) continue;
-    for (const auto& [b, e] : spans)
-      if (static_cast<int>(i) >= b && static_cast<int>(i) < e) {
+  for (const auto& [b, e] : spans)  // spans do not overlap (each is found after the one before)
+    for (int i = std::max(b, 0); i < std::min<int>(e, static_cast<int>(prompt.size())); ++i) {
+      const int32_t id = prompt[i];
+      if (id >= 0 && id < static_cast<int32_t>(types.size()) &&
+          (types[id] == tok::TokenType::Control || types[id] == tok::TokenType::UserDefined))
         ++n;
-        break;
-      }
-  }
+    }
   return n;
 }
 

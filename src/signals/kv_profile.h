@@ -137,7 +137,8 @@ class TokenTap final : public KVTap {
   std::vector<float> rows_;
 };
 
-// The special tokens (control or user-defined vocabulary entries) of prompt inside the spans.
+// The special tokens (control or user-defined vocabulary entries) of prompt inside the spans, which
+// do not overlap (user_token_spans finds each after the one before).
 int special_tokens_in(const tok::Tokenizer& tk, const std::vector<int32_t>& prompt, const std::vector<std::pair<int, int>>& spans);
 
 // A token vector from stored V, in double precision (what the tests compare the tap with): v[l]

@@ -462,6 +462,25 @@ TEST(KvProfileTokens, StrayTemplateMarkerInUserTextRaisesTheUserPart) {
   EXPECT_LT(auroc(sa, odd), auroc(s, odd) - 0.2);  // the all-token model barely sees it
 }
 
+TEST(KvProfileTokens, UserSpanIsFoundAfterTextThatAlmostMatchesIt) {
+  // The client writes every message: an assistant turn that repeats the start of the next user turn
+  // many times must not hide it (nor make the search quadratic: it is linear in the prompt).
+  const std::string path = fixtures::qwen3_think_model();
+  if (path.empty()) GTEST_SKIP() << "no oracle vocabulary";
+  const auto model = Model::load(path);
+  std::string run;
+  for (int i = 0; i < 300; ++i) run += " seven";
+  const std::vector<tok::ChatMessage> msgs = {{"user", "Count."}, {"assistant", run}, {"user", run + " eight"}};
+  const auto ids = reasoning::encode_rendered(*model, reasoning::render_chat(*model, msgs, nullptr));
+  const auto spans = reasoning::user_token_spans(*model, ids, {msgs[0].content, msgs[2].content});
+  ASSERT_EQ(spans.size(), 2u);
+  std::string second;
+  for (int i = spans[1].first; i < spans[1].second; ++i) second += model->tokenizer().token_to_piece(ids[i], true);
+  EXPECT_EQ(second.find("seven"), second.find_first_not_of(' '));
+  EXPECT_EQ(second.substr(second.size() - 6), " eight");
+  EXPECT_EQ(model->tokenizer().token_to_piece(ids[spans[1].second], true), "<|im_end|>");
+}
+
 TEST(KvProfileTokens, UserSpansAreWhatTheTemplateRendersForUserMessages) {
   // A real vocabulary and a ChatML template: each user message's span decodes to its text, inside
   // its turn (after "<|im_start|>user\n", before "<|im_end|>"); system and assistant text is not in
