@@ -13,9 +13,7 @@ std::shared_ptr<const signals::PromptPrior> prompt_prior(const DifficultyFile& f
   if (p->layers.empty())
     for (int l = 0; l < n_layer; ++l) p->layers.push_back(l);
   p->prompt_fraction = f.features.prompt_fraction;
-  p->input_dim = f.mlp.input_dim();
-  p->hidden = f.mlp.hidden();
-  p->weights = f.mlp.pack();
+  p->mlp = f.mlp;
   p->source = f.info;
   return p;
 }

@@ -19,11 +19,6 @@ int ProbeSpec::dim(int head_dim) const {
          (numbers ? kProbeNumberFeatures : 0) + (prior ? kProbePriorFeatures : 0) + 1;
 }
 
-size_t PromptPrior::packed_size(int in, int hid) {
-  const size_t i = in, h = hid;
-  return 2 * i + h * i + h + h * h + h + 3 * h + 3;
-}
-
 int PromptPrior::window_end(int n) const {
   if (n <= 0) return 0;
   return std::clamp(static_cast<int>(std::ceil(prompt_fraction * n - 1e-9)), 1, n);
@@ -39,45 +34,19 @@ void PromptPrior::validate(int n_layer, int kv_dim) const {
     for (size_t j = 0; j < i; ++j)
       if (layers[i] == layers[j]) throw InputError("prompt prior: layer " + std::to_string(layers[i]) + " selected twice");
   if (!(prompt_fraction > 0 && prompt_fraction <= 1)) throw InputError("prompt prior: bad prompt fraction");
-  if (input_dim != static_cast<int>(layers.size()) * 2 * kv_dim)
-    throw InputError("prompt prior: the estimator reads " + std::to_string(input_dim) + " features, this model gives " +
+  if (mlp.input_dim() != static_cast<int>(layers.size()) * 2 * kv_dim)
+    throw InputError("prompt prior: the estimator reads " + std::to_string(mlp.input_dim()) + " features, this model gives " +
                      std::to_string(layers.size() * 2 * kv_dim));
-  if (hidden <= 0 || weights.size() != packed_size(input_dim, hidden)) throw InputError("prompt prior: weights of the wrong size");
 }
 
 uint64_t PromptPrior::id() const {
   uint64_t h = util::kFnvOffset;
   for (int l : layers) util::fnv1a_int(h, static_cast<uint32_t>(l), 4);
   h = util::fnv1a(&prompt_fraction, sizeof prompt_fraction, h);
-  util::fnv1a_int(h, static_cast<uint32_t>(input_dim), 4);
-  util::fnv1a_int(h, static_cast<uint32_t>(hidden), 4);
-  return util::fnv1a(weights.data(), weights.size() * sizeof(float), h);
-}
-
-std::array<double, 3> PromptPrior::probs(const float* x) const {
-  // The estimator's forward pass (reasoning::DifficultyMLP::estimate): standardize, two ReLU
-  // layers, three logits, softmax. The test compares the two.
-  const size_t in = input_dim, h = hidden;
-  const float* mean = weights.data();
-  const float* inv = mean + in;
-  const float* w1 = inv + in;
-  const float* b1 = w1 + h * in;
-  const float* w2 = b1 + h;
-  const float* b2 = w2 + h * h;
-  const float* w3 = b2 + h;
-  const float* b3 = w3 + 3 * h;
-  std::vector<float> xs(in), h1(h), h2(h);
-  for (size_t i = 0; i < in; ++i) xs[i] = (x[i] - mean[i]) * inv[i];
-  for (size_t o = 0; o < h; ++o) h1[o] = std::max(0.0f, b1[o] + kernels::dot_f32(w1 + o * in, xs.data(), input_dim));
-  for (size_t o = 0; o < h; ++o) h2[o] = std::max(0.0f, b2[o] + kernels::dot_f32(w2 + o * h, h1.data(), hidden));
-  float z[3];
-  for (size_t o = 0; o < 3; ++o) z[o] = b3[o] + kernels::dot_f32(w3 + o * h, h2.data(), hidden);
-  const double m = std::max({z[0], z[1], z[2]});
-  std::array<double, 3> p{};
-  double sum = 0;
-  for (int c = 0; c < 3; ++c) sum += (p[c] = std::exp(z[c] - m));
-  for (double& q : p) q /= sum;
-  return p;
+  util::fnv1a_int(h, static_cast<uint32_t>(mlp.input_dim()), 4);
+  util::fnv1a_int(h, static_cast<uint32_t>(mlp.hidden()), 4);
+  const std::vector<float> w = mlp.pack();
+  return util::fnv1a(w.data(), w.size() * sizeof(float), h);
 }
 
 namespace {
@@ -477,9 +446,10 @@ std::vector<double> prior_features_reference(const PromptPrior& p, const std::ve
     for (double m : mk) x.push_back(static_cast<float>(n ? m / n : 0.0));
     for (double m : mv) x.push_back(static_cast<float>(n ? m / n : 0.0));
   }
-  // The estimator's forward in double precision, written out apart from PromptPrior::probs.
-  const size_t in = p.input_dim, h = p.hidden;
-  const float* mean = p.weights.data();
+  // The estimator's forward in double precision, written out apart from DifficultyMLP::probs.
+  const size_t in = p.mlp.input_dim(), h = p.mlp.hidden();
+  const std::vector<float> weights = p.mlp.pack();
+  const float* mean = weights.data();
   const float* inv = mean + in;
   const float* w1 = inv + in;
   const float* b1 = w1 + h * in;
@@ -591,9 +561,9 @@ void save_probe(const std::string& path, const ProbeFile& f) {
     for (int l : p->layers) o.put<int32_t>(l);
     o.put<double>(p->prompt_fraction);
     o.str(p->source);
-    o.put<int32_t>(p->input_dim);
-    o.put<int32_t>(p->hidden);
-    o.floats(p->weights);
+    o.put<int32_t>(p->mlp.input_dim());
+    o.put<int32_t>(p->mlp.hidden());
+    o.floats(p->mlp.pack());
   }
   o.put<int32_t>(f.mlp.input_dim());
   o.put<int32_t>(f.mlp.hidden());
@@ -629,12 +599,14 @@ ProbeFile load_probe(const std::string& path, uint64_t expect_fingerprint) {
     p->prompt_fraction = in.get<double>();
     if (!(p->prompt_fraction > 0 && p->prompt_fraction <= 1)) throw in.damaged("prior prompt fraction");
     p->source = in.str();
-    p->input_dim = in.get<int32_t>();
-    p->hidden = in.get<int32_t>();
-    if (p->input_dim <= 0 || p->hidden <= 0 || p->input_dim > (1 << 24) || p->hidden > (1 << 14)) throw in.damaged("prior dimensions");
-    p->weights = in.floats(uint64_t{1} << 28);
-    if (p->weights.size() != PromptPrior::packed_size(p->input_dim, p->hidden))
+    const int32_t pin = in.get<int32_t>(), phid = in.get<int32_t>();
+    if (pin <= 0 || phid <= 0 || pin > (1 << 24) || phid > (1 << 14)) throw in.damaged("prior dimensions");
+    const std::vector<float> pw = in.floats(uint64_t{1} << 28);
+    try {
+      p->mlp.unpack(pin, phid, pw);
+    } catch (const InputError&) {
       throw in.damaged("prior weights do not match its dimensions");
+    }
     f.spec.prior = std::move(p);
   }
   const int32_t din = in.get<int32_t>(), hid = in.get<int32_t>();

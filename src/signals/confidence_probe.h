@@ -27,29 +27,28 @@
 #include "engine/batch.h"
 #include "model/model.h"
 #include "signals/coe_scores.h"
+#include "signals/difficulty_mlp.h"
 
 namespace kvscope::signals {
 
-// The prompt prior (ProbeSpec::prior): the difficulty estimator (reasoning/difficulty_mlp.h) read
+// The prompt prior (ProbeSpec::prior): the difficulty estimator (signals/difficulty_mlp.h) read
 // once per request from the prompt's KV. Its input is the estimator's own: per layer of `layers`,
 // the mean K row and the mean V row (K after RoPE, as the cache stores it) over the prompt's first
 // ceil(prompt_fraction * prompt length) positions; its output the three class probabilities of the
 // cheapest mode answering right (fast, mixed, slow; slow also holds "no mode does"). The probe reads
 // their logs (kProbePriorFeatures values): how hard the question looks before a token is written.
-// The weights are a copy of the estimator's (DifficultyMLP::pack layout: mean, inv_std, w1, b1, w2,
-// b2, w3, b3), kept in the probe file so the probe does not change when the estimator is retrained.
+// The network is a copy of the estimator's, kept in the probe file so the probe does not change
+// when the estimator is retrained.
 struct PromptPrior {
   std::vector<int> layers;
   double prompt_fraction = 1.0;
-  int input_dim = 0, hidden = 0;
-  std::vector<float> weights;
+  DifficultyMLP mlp;
   std::string source;  // the estimator file's info (how it was trained)
 
-  static size_t packed_size(int input_dim, int hidden);
   // Positions pooled for a prompt of n tokens: [0, window_end(n)) (0 for an empty prompt).
   int window_end(int n) const;
-  // The class probabilities from raw pooled features (input_dim floats).
-  std::array<double, 3> probs(const float* x) const;
+  // The class probabilities from raw pooled features (mlp.input_dim() floats).
+  std::array<double, 3> probs(const float* x) const { return mlp.probs(x); }
   // Throws InputError unless the layers and dimensions fit a model of n_layer layers and kv_dim.
   void validate(int n_layer, int kv_dim) const;
   // A hash of the window and the weights: feature rows name the estimator their prior came from.

@@ -217,11 +217,11 @@ TEST(ConfidencePrior, FileIsVersion3AndOlderFilesKeepTheirMeaning) {
   EXPECT_EQ(g2.mlp.input_dim(), g2.spec.dim(hp.head_dim));
   ASSERT_TRUE(g3.spec.prior);
   EXPECT_EQ(g3.spec.prior->layers, (std::vector<int>{0, 3}));
-  EXPECT_EQ(g3.spec.prior->weights, f.spec.prior->weights);
+  EXPECT_EQ(g3.spec.prior->mlp.pack(), f.spec.prior->mlp.pack());
   EXPECT_EQ(g3.spec.prior->id(), f.spec.prior->id());
   EXPECT_EQ(g3.mlp.input_dim(), g3.spec.dim(hp.head_dim));
   // The loaded prior computes what the saved one does.
-  std::vector<float> x(f.spec.prior->input_dim);
+  std::vector<float> x(f.spec.prior->mlp.input_dim());
   util::SplitMix64 r{2};
   for (float& v : x) v = static_cast<float>(r.normal());
   EXPECT_EQ(g3.spec.prior->probs(x.data()), f.spec.prior->probs(x.data()));
