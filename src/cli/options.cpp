@@ -2,7 +2,10 @@
 
 #include "reasoning/difficulty_mlp.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
+#include <string>
 
 #include "util/error.h"
 
@@ -52,7 +55,35 @@ void add_sampling_options(CLI::App* cmd, SamplingOpts& o) {
   cmd->add_option("--presence-penalty", o.presence, "Presence penalty");
   cmd->add_option("--frequency-penalty", o.frequency, "Frequency penalty");
   cmd->add_option("-s,--seed", o.seed, "Random seed");
+  cmd->add_option("-l,--logit-bias", o.logit_bias,
+                  "Add BIAS to a token's logit, as TOKEN_ID(+/-)BIAS (e.g. 15043+1, 15043-inf bans it); repeatable");
 }
+
+namespace {
+
+// "15043+1.5", "15043-1", "15043-inf": the id, then the signed bias.
+std::pair<int32_t, float> parse_logit_bias(const std::string& s) {
+  const size_t at = s.find_first_of("+-", 1);
+  auto bad = [&]() { return InputError("--logit-bias '" + s + "': expected TOKEN_ID(+/-)BIAS, e.g. 15043+1 or 15043-inf"); };
+  if (at == std::string::npos || at == 0) throw bad();
+  const std::string id = s.substr(0, at), b = s.substr(at + 1);
+  if (id.find_first_not_of("0123456789") != std::string::npos || id.size() > 9 || b.empty()) throw bad();
+  float v;
+  if (b == "inf") {
+    v = std::numeric_limits<float>::infinity();
+  } else {
+    size_t used = 0;
+    try {
+      v = std::stof(b, &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (used != b.size() || !std::isfinite(v)) throw bad();
+  }
+  return {static_cast<int32_t>(std::stol(id)), s[at] == '-' ? -v : v};
+}
+
+}  // namespace
 
 SamplingParams SamplingOpts::params() const {
   SamplingParams p;
@@ -65,6 +96,7 @@ SamplingParams SamplingOpts::params() const {
   p.presence_penalty = presence;
   p.frequency_penalty = frequency;
   p.seed = seed;
+  for (const auto& b : logit_bias) p.logit_bias.push_back(parse_logit_bias(b));
   p.validate();
   return p;
 }

@@ -33,6 +33,7 @@ struct SamplingOpts {
   float temp = 0.8f, top_p = 0.95f, min_p = 0.05f, repeat_penalty = 1.0f, presence = 0.0f, frequency = 0.0f;
   int top_k = 40, repeat_last_n = 64;
   uint64_t seed = 0xC0FFEE;
+  std::vector<std::string> logit_bias;  // "ID+BIAS" / "ID-BIAS" / "ID-inf", as llama.cpp's -l
   SamplingParams params() const;
 };
 void add_sampling_options(CLI::App* cmd, SamplingOpts& o);

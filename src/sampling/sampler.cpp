@@ -1,9 +1,10 @@
-// Sampling chain, in llama.cpp's order: penalties -> top-k -> top-p -> min-p -> temperature -> draw.
+// Sampling chain, in llama.cpp's order: logit bias -> penalties -> top-k -> top-p -> min-p -> temperature -> draw.
 #include "sampling/sampler.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <unordered_map>
 
 #include "util/error.h"
@@ -20,6 +21,18 @@ void SamplingParams::validate() const {
   if (!std::isfinite(presence_penalty) || presence_penalty < -2 || presence_penalty > 2) bad("presence_penalty must be in [-2, 2]");
   if (!std::isfinite(frequency_penalty) || frequency_penalty < -2 || frequency_penalty > 2) bad("frequency_penalty must be in [-2, 2]");
   if (penalty_last_n < -1) bad("penalty_last_n must be >= -1");
+  for (const auto& [id, b] : logit_bias) {
+    if (id < 0) bad("logit_bias token id " + std::to_string(id) + " is negative");
+    if (std::isnan(b) || b == std::numeric_limits<float>::infinity())
+      bad("logit_bias for token " + std::to_string(id) + " must be a number or -infinity");
+  }
+}
+
+void SamplingParams::validate_vocab(int n_vocab) const {
+  for (const auto& [id, b] : logit_bias)
+    if (id < 0 || id >= n_vocab)
+      throw InputError("invalid sampling parameter: logit_bias token id " + std::to_string(id) +
+                       " is not in the vocabulary (0.." + std::to_string(n_vocab - 1) + ")");
 }
 
 void keep_only(float* logits, int n_vocab, const std::vector<uint8_t>& allowed) {
@@ -38,6 +51,11 @@ int32_t argmax(const float* logits, int n) {
 Sampler::Sampler(SamplingParams p) : p_(p), rng_(p.seed) { p_.validate(); }
 
 int32_t Sampler::sample(const float* logits, int n_vocab, const std::vector<int32_t>& history) {
+  if (!p_.logit_bias.empty() && static_cast<int>(bias_.size()) != n_vocab) {
+    p_.validate_vocab(n_vocab);
+    bias_.assign(static_cast<size_t>(n_vocab), 0.0f);
+    for (const auto& [id, b] : p_.logit_bias) bias_[static_cast<size_t>(id)] += b;  // a repeated id adds up
+  }
   const bool penalize = p_.repeat_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
   std::unordered_map<int32_t, int> counts;
   if (penalize) {
@@ -46,7 +64,7 @@ int32_t Sampler::sample(const float* logits, int n_vocab, const std::vector<int3
     for (size_t i = start; i < n; ++i) counts[history[i]]++;
   }
   auto penalized = [&](int32_t id) {
-    float l = logits[id];
+    float l = bias_.empty() ? logits[id] : logits[id] + bias_[static_cast<size_t>(id)];
     if (!penalize) return l;
     auto it = counts.find(id);
     if (it == counts.end()) return l;
@@ -73,8 +91,9 @@ int32_t Sampler::sample(const float* logits, int n_vocab, const std::vector<int3
     std::sort(cand_.begin(), cand_.end(), desc);
   }
   // Softmax over the survivors (before temperature, as llama.cpp's top-p/min-p see it).
-  std::vector<float> prob(n);
   const float mx = cand_[0].first;
+  if (mx == -std::numeric_limits<float>::infinity()) return cand_[0].second;  // a logit_bias banned every token
+  std::vector<float> prob(n);
   double sum = 0;
   for (size_t i = 0; i < n; ++i) sum += prob[i] = std::exp(cand_[i].first - mx);
   for (auto& x : prob) x = static_cast<float>(x / sum);

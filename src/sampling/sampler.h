@@ -1,8 +1,9 @@
-// Token sampling from logits: greedy, temperature, top-k, top-p, min-p, repetition / presence /
-// frequency penalties, seeded RNG (same seed and inputs give the same tokens).
+// Token sampling from logits: logit bias, greedy, temperature, top-k, top-p, min-p, repetition /
+// presence / frequency penalties, seeded RNG (same seed and inputs give the same tokens).
 #pragma once
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace kvscope {
@@ -17,7 +18,12 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;
   int penalty_last_n = 64;         // window for penalties (-1 = whole history)
   uint64_t seed = 0xC0FFEE;
+  // Added to a token's logit before anything else (OpenAI's logit_bias, llama.cpp's --logit-bias);
+  // -infinity bans the token. Ids are checked against the vocabulary by validate_vocab.
+  std::vector<std::pair<int32_t, float>> logit_bias;
   void validate() const;           // throws InputError naming the bad parameter
+  // Throws InputError naming a logit_bias id outside [0, n_vocab).
+  void validate_vocab(int n_vocab) const;
 };
 
 class Sampler {
@@ -29,6 +35,7 @@ class Sampler {
 
  private:
   SamplingParams p_;
+  std::vector<float> bias_;  // n_vocab values once a logit_bias is set (built on the first call)
   std::mt19937_64 rng_;
   std::vector<std::pair<float, int32_t>> cand_;
 };

@@ -445,6 +445,14 @@ struct Exchange {
   }
 };
 
+// A logit bias changes what a mode writes, so a cached decision names it.
+std::string bias_key(const SamplingParams& sp) {
+  if (sp.logit_bias.empty()) return "";
+  std::string b;
+  for (const auto& [id, v] : sp.logit_bias) b += std::to_string(id) + ":" + std::to_string(v) + ",";
+  return ";bias=" + std::to_string(hash_bytes(b, 0));
+}
+
 bool write_all(httplib::DataSink& sink, const std::string& s) { return sink.write(s.data(), s.size()); }
 
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
@@ -706,6 +714,11 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   apply_session_header(req, g);
   if (!g.model.empty() && g.model != model_id)
     throw ApiError(404, "invalid_request_error", "The model '" + g.model + "' does not exist", "model", "model_not_found");
+  try {
+    g.sampling.validate_vocab(model->tokenizer().n_vocab());
+  } catch (const InputError& e) {
+    throw invalid_request(e.what(), "logit_bias", "invalid_value");
+  }
   const uint64_t tenant = tenant_salt(req);
   x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
   // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
@@ -757,7 +770,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     const std::string key = "effort=auto;format=" + std::string(reasoning::format_name(kind)) +
                             ";fast=" + std::to_string(c.fast_at_most) + ";slow=" + std::to_string(c.slow_above) +
                             ";conf=" + std::to_string(c.min_confidence) + ";temp=" + std::to_string(g.sampling.temperature) +
-                            ";max=" + std::to_string(g.max_tokens) + ";endpoint=" + endpoint_name(ep);
+                            ";max=" + std::to_string(g.max_tokens) + bias_key(g.sampling) + ";endpoint=" + endpoint_name(ep);
     x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, "auto", prompt_text(g), x->salt, key, nullptr, hooks);
     x->prompt = x->rr->prompt();
     x->plan = x->rr->attempt_plan();
@@ -794,7 +807,8 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     const auto& c = reasoning.controller;
     const std::string key = "reasoning=" + g.reasoning + ";fast=" + std::to_string(c.fast_at_most) +
                             ";slow=" + std::to_string(c.slow_above) + ";conf=" + std::to_string(c.min_confidence) +
-                            ";temp=" + std::to_string(g.sampling.temperature) + ";max=" + std::to_string(g.max_tokens);
+                            ";temp=" + std::to_string(g.sampling.temperature) + ";max=" + std::to_string(g.max_tokens) +
+                            bias_key(g.sampling);
     x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, g.reasoning, question, x->salt,
                                            key + ";endpoint=" + (g.endpoint == Endpoint::Chat ? "chat" : "text"), render);
     x->prompt = x->rr->prompt();

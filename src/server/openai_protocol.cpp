@@ -87,12 +87,50 @@ std::string checked_text(const json& v, const std::string& param) {
   return s;
 }
 
+// OpenAI's {"token id": bias} with biases in [-100, 100], or llama.cpp's [[id, bias], ...] where
+// false bans the token. Ids are checked against the vocabulary once the model is known.
+void parse_logit_bias(const json& lb, std::vector<std::pair<int32_t, float>>& out) {
+  auto bad = [](const std::string& why) { return invalid_request("'logit_bias' " + why, "logit_bias", "invalid_value"); };
+  auto id_of = [&](const json& k) -> int32_t {
+    int64_t id = -1;
+    if (k.is_number_integer()) {
+      id = k.get<int64_t>();
+    } else if (k.is_string()) {
+      const std::string t = k.get<std::string>();
+      if (t.empty() || t.size() > 10 || t.find_first_not_of("0123456789") != std::string::npos)
+        throw bad("keys must be token ids (got '" + t.substr(0, 32) + "')");
+      id = std::stoll(t);
+    } else {
+      throw bad("ids must be integers");
+    }
+    if (id < 0 || id > INT32_MAX) throw bad("token id " + std::to_string(id) + " is out of range");
+    return static_cast<int32_t>(id);
+  };
+  auto bias_of = [&](const json& v) -> float {
+    if (v.is_boolean() && !v.get<bool>()) return -std::numeric_limits<float>::infinity();
+    if (!v.is_number()) throw bad("values must be numbers between -100 and 100");
+    const double b = v.get<double>();
+    if (!(b >= -100 && b <= 100)) throw bad("values must be between -100 and 100");
+    return static_cast<float>(b);
+  };
+  if (lb.size() > 4096) throw bad("has more than 4096 entries");
+  if (lb.is_object()) {
+    for (const auto& [k, v] : lb.items()) out.emplace_back(id_of(json(k)), bias_of(v));
+  } else if (lb.is_array()) {
+    for (const auto& e : lb) {
+      if (!e.is_array() || e.size() != 2) throw bad("as an array holds [token id, bias] pairs");
+      out.emplace_back(id_of(e[0]), bias_of(e[1]));
+    }
+  } else {
+    throw invalid_request("'logit_bias' must be an object of token id to bias", "logit_bias", "invalid_type");
+  }
+}
+
 void reject_unsupported(const Fields& f, Endpoint e) {
   auto unsupported = [](const char* k, const std::string& why) {
     throw invalid_request(std::string("'") + k + "' is not supported: " + why, k, "unsupported_parameter");
   };
   if (f.integer("n", 1, INT32_MIN, INT32_MAX) != 1) unsupported("n", "only n=1 is served");
-  if (const json* lb = f.get("logit_bias"); lb && !(lb->is_object() && lb->empty())) unsupported("logit_bias", "not implemented");
   if (e == Endpoint::Completions) {
     if (f.integer("best_of", 1, INT32_MIN, INT32_MAX) != 1) unsupported("best_of", "only best_of=1 is served");
     if (f.boolean("echo", false)) unsupported("echo", "the prompt is not echoed");
@@ -205,6 +243,7 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     s.seed = rng();
   }
+  if (const json* lb = f.get("logit_bias")) parse_logit_bias(*lb, s.logit_bias);
   try {
     s.validate();
   } catch (const InputError& err) {

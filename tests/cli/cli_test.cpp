@@ -39,6 +39,23 @@ TEST(Cli, RunPrintsItsStatisticsOnTheirOwnLine) {
   EXPECT_EQ(r.out.back(), '\n');
 }
 
+TEST(Cli, LogitBiasSteersTheRun) {
+  // llama.cpp's -l ID+BIAS: +100 on token 300 makes greedy decoding write only it; 300-inf bans it again.
+  auto plain = run("run -m " + small_model() + " -p 'hello there' -n 4 --temp 0 --json");
+  auto pushed = run("run -m " + small_model() + " -p 'hello there' -n 4 --temp 0 --json -l 300+100");
+  auto banned = run("run -m " + small_model() + " -p 'hello there' -n 4 --temp 0 --json -l 300+100 --logit-bias 300-inf");
+  ASSERT_EQ(pushed.status, 0) << pushed.out;
+  ASSERT_EQ(banned.status, 0) << banned.out;
+  auto tokens = [](const std::string& out) {
+    const size_t at = out.find("\"tokens\":[");
+    EXPECT_NE(at, std::string::npos) << out;
+    return at == std::string::npos ? std::string() : out.substr(at + 9, out.find(']', at) - at - 8);
+  };
+  EXPECT_EQ(tokens(pushed.out), "[300,300,300,300]");
+  EXPECT_NE(tokens(plain.out), "[300,300,300,300]");
+  EXPECT_EQ(tokens(banned.out), tokens(plain.out));  // +100 and -inf on one token: banned; nothing else moved
+}
+
 TEST(Cli, BenchPrintsJson) {
   auto r = run("bench -m " + small_model() + " -p 8 -n 4 -r 1 -t 1 --json");
   ASSERT_EQ(r.status, 0) << r.out;
@@ -65,6 +82,8 @@ TEST(Cli, BadInputsAreOneLineErrors) {
   for (size_t i = 1; i < longp.size(); i += 2) longp[i] = ' ';
   check("run -m " + small_model() + " -p '" + longp + "'", "prompt too long");
   check("run -m " + small_model() + " -p hi --temp -1", "temperature");
+  check("run -m " + small_model() + " -p hi -l 5x2", "--logit-bias '5x2'");
+  check("run -m " + small_model() + " -p hi -l 5000+1", "logit_bias token id 5000 is not in the vocabulary");
   check("logits -m " + small_model() + " --tokens 1,x", "bad token id");
   check("logits -m " + small_model() + " --tokens 1,100000", "out of range");
   check("run -m /nonexistent.gguf -p hi", "cannot open");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "util/error.h"
@@ -115,6 +116,43 @@ TEST(Sampler, BadParametersAreNamed) {
   bad([](SamplingParams& p) { p.top_k = -3; }, "top_k");
   bad([](SamplingParams& p) { p.repeat_penalty = 0; }, "repeat_penalty");
   bad([](SamplingParams& p) { p.presence_penalty = 3; }, "presence_penalty");
+}
+
+TEST(Sampler, LogitBiasSteersBansAndIsChecked) {
+  auto l = logits_of({0.1f, 2.0f, -1.0f, 1.9f});
+  SamplingParams p;
+  p.temperature = 0;
+  p.logit_bias = {{2, 5.0f}};
+  EXPECT_EQ(Sampler(p).sample(l.data(), 4, {}), 2);  // -1 + 5 beats 2.0
+  p.logit_bias = {{1, -std::numeric_limits<float>::infinity()}};
+  EXPECT_EQ(Sampler(p).sample(l.data(), 4, {}), 3);  // the argmax banned: the runner-up
+  // Sampled, a banned token never comes out, however hot the temperature.
+  p.temperature = 2.0f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0;
+  p.logit_bias = {{1, -std::numeric_limits<float>::infinity()}, {3, -std::numeric_limits<float>::infinity()}};
+  Sampler s(p);
+  std::map<int32_t, int> seen;
+  for (int i = 0; i < 500; ++i) seen[s.sample(l.data(), 4, {})]++;
+  EXPECT_EQ(seen.count(1) + seen.count(3), 0u);
+  EXPECT_GT(seen[0], 0);
+  EXPECT_GT(seen[2], 0);
+  // An id outside the vocabulary is named, on validation and when the sampler first meets the vocabulary.
+  p.logit_bias = {{7, 1.0f}};
+  EXPECT_THROW(p.validate_vocab(4), InputError);
+  EXPECT_NO_THROW(p.validate_vocab(8));
+  Sampler wide(p);
+  try {
+    wide.sample(l.data(), 4, {});
+    ADD_FAILURE() << "an out-of-vocabulary bias was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("logit_bias token id 7"), std::string::npos) << e.what();
+  }
+  p.logit_bias = {{-1, 1.0f}};
+  EXPECT_THROW(p.validate(), InputError);
+  p.logit_bias = {{1, std::numeric_limits<float>::quiet_NaN()}};
+  EXPECT_THROW(p.validate(), InputError);
 }
 
 TEST(Sampler, KeepOnlyLeavesTheAllowedTokens) {

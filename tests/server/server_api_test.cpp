@@ -283,6 +283,37 @@ TEST(ServerApi, SeedMakesSamplingReproducible) {
   EXPECT_EQ(a.j()["choices"][0]["text"], b.j()["choices"][0]["text"]);
 }
 
+TEST(ServerApi, LogitBiasSteersAndBansTokens) {
+  const std::string prompt = "Once upon a time";
+  Context ctx(model(), {0, 2, 512});
+  SamplingParams g;
+  g.temperature = 0;
+  const auto lone = generate(ctx, model().tokenizer().encode(prompt, true, false), g, 1);
+  ASSERT_EQ(lone.tokens.size(), 1u);
+  const int32_t greedy_first = lone.tokens[0];
+  auto gen = [&](const json& bias) {
+    auto r = post(port(), "/v1/completions",
+                  {{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}, {"logprobs", 0}, {"logit_bias", bias}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.j()["choices"][0];
+  };
+  // +100 on one token makes greedy decoding write nothing else.
+  const int32_t pushed = 42;
+  const std::string piece = model().tokenizer().token_to_piece(pushed);
+  json c = gen({{std::to_string(pushed), 100}});
+  std::string want;
+  for (int i = 0; i < 4; ++i) want += piece;
+  EXPECT_EQ(c["text"], want);
+  // -100 (OpenAI) and false (llama.cpp's array form) ban the greedy choice: another token comes first.
+  for (const json& ban : {json{{std::to_string(greedy_first), -100}}, json::array({json::array({greedy_first, false})})}) {
+    json b = gen(ban);
+    ASSERT_FALSE(b["logprobs"]["tokens"].empty());
+    EXPECT_NE(b["logprobs"]["tokens"][0], model().tokenizer().token_to_piece(greedy_first)) << ban.dump();
+  }
+  // An empty map changes nothing.
+  EXPECT_EQ(gen(json::object())["text"], greedy_text(prompt, 4));
+}
+
 TEST(ServerApi, PrefixCacheAndSessions) {
   std::string prompt;
   for (int i = 0; i < 12; ++i) prompt += "shared prefix words ";

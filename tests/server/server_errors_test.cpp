@@ -78,13 +78,23 @@ TEST(ServerErrors, UnsupportedFieldsThatMatter) {
   expect_error(post(port(), "/v1/completions", with(ok_body, "n", 2)), 400, "unsupported_parameter", "n");
   expect_error(post(port(), "/v1/completions", with(ok_body, "best_of", 3)), 400, "unsupported_parameter", "best_of");
   expect_error(post(port(), "/v1/completions", with(ok_body, "echo", true)), 400, "unsupported_parameter", "echo");
-  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"5", 100}})), 400, "unsupported_parameter", "logit_bias");
   expect_error(post(port(), "/v1/completions", with(ok_body, "prompt", {"a", "b"})), 400, "unsupported_parameter", "prompt");
   expect_error(post(port(), "/v1/chat/completions",
                     json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"tools", {{{"type", "function"}}}}}),
                400, "unsupported_parameter", "tools");
   // Harmless unknown fields and n=1 are accepted.
   EXPECT_EQ(post(port(), "/v1/completions", with(with(ok_body, "n", 1), "user", "someone")).status, 200);
+}
+
+TEST(ServerErrors, BadLogitBiasIsNamed) {
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"99999", 5}})), 400, "invalid_value", "logit_bias");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"-3", 5}})), 400, "invalid_value", "logit_bias");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"hello", 5}})), 400, "invalid_value", "logit_bias");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"5", 101}})), 400, "invalid_value", "logit_bias");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"5", "up"}})), 400, "invalid_value", "logit_bias");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", "5:100")), 400, "invalid_type", "logit_bias");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", json::array({json::array({5})}))), 400,
+               "invalid_value", "logit_bias");
 }
 
 TEST(ServerErrors, MaxTokensAndContextLimits) {
