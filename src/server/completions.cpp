@@ -51,6 +51,8 @@ struct Exchange {
   int64_t created = 0;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now(), last_write = t0;
   bool reaped = false, sent_role = false;
+  int choice = 0;         // this exchange's index among the request's `n` choices
+  bool launched = false;  // its first request was submitted (with n > 1 the others wait for the prompt's KV)
   Completion completion;
   std::string text;                    // everything sent so far
   std::vector<TokenLogprob> logprobs;  // non-stream: gathered for the body
@@ -157,7 +159,37 @@ struct Exchange {
     if (srv->opt.signals) attach_signals(r);
     std::lock_guard lk(srv->live_mu);  // held so shutdown sees the id as soon as the engine does
     id = srv->engine->submit(std::move(r));
+    launched = true;
     live_insert();
+  }
+
+  // Choice i of an n > 1 request: the same prompt and plan, its own seed (seed + i) and state.
+  // Only requests without an adaptive run (rr) are split into choices.
+  std::shared_ptr<Exchange> clone_for_choice(int i) const {
+    auto c = std::make_shared<Exchange>();
+    c->srv = srv;
+    c->body = body;
+    c->g = g;
+    c->g.sampling.seed = g.sampling.seed + static_cast<uint64_t>(i);
+    c->prompt = prompt;
+    c->resp_id = resp_id;
+    c->created = created;
+    c->choice = i;
+    c->salt = salt;
+    c->max_tokens = max_tokens;
+    c->limit = limit;
+    c->anomaly = anomaly;
+    c->plan = plan;
+    c->split_output = split_output;
+    if (split) c->split = c->fresh_splitter();
+    if (own_tracker) c->tracker = &c->own_tracker.emplace(plan);
+    return c;
+  }
+
+  // A stream chunk of this choice (chunk_body writes index 0).
+  json indexed(json j) const {
+    if (choice != 0 && j.contains("choices") && j["choices"].is_array() && !j["choices"].empty()) j["choices"][0]["index"] = choice;
+    return j;
   }
   void live_insert() { srv->live.insert(id); }
 
@@ -376,7 +408,7 @@ struct Exchange {
   }
 
   void finish() {
-    if (reaped) return;
+    if (reaped || !launched) return;
     completion = srv->reap(id);
     count_attempt(completion.tokens);
     if (rr) rr->driver().finish();
@@ -388,6 +420,11 @@ struct Exchange {
   // Client gone or the write failed: stop the engine's work and take the request off the books.
   void abandon() {
     if (reaped) return;
+    if (!launched) {  // a choice still waiting for the prompt's KV: only its admission slot to give back
+      srv->metrics.in_flight.fetch_sub(1, std::memory_order_relaxed);
+      reaped = true;
+      return;
+    }
     srv->engine->cancel(id);
     srv->metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
     finish();
@@ -457,18 +494,17 @@ bool write_all(httplib::DataSink& sink, const std::string& s) { return sink.writ
 
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
-// One call of httplib's chunked content provider for a stream: waits for output, writes it.
-bool stream_step(Exchange& x, httplib::DataSink& sink) {
+// Waits up to timeout_s for a stream's output and appends its SSE events to `out`; on the end, its
+// finish chunk and (standalone: a lone choice) the usage chunk and [DONE]. Finished once ended.
+Generation::Status stream_collect(Exchange& x, std::string& out, double timeout_s, bool standalone) {
   const Endpoint ep = x.g.endpoint;
   const std::string& model = x.srv->model_id;
-  std::string out;
   if (ep == Endpoint::Chat && !x.sent_role) {
-    out += sse(chunk_body(ep, x.resp_id, x.created, model, "", "", nullptr, true, x.g.include_usage, nullptr));
+    out += sse(x.indexed(chunk_body(ep, x.resp_id, x.created, model, "", "", nullptr, true, x.g.include_usage, nullptr)));
     x.sent_role = true;
   }
   std::vector<Generation::Piece> pieces;
-  auto st = x.gen->wait(pieces, x.srv->opt.heartbeat_s);
-  if (st == Generation::Status::Timeout && out.empty() && pieces.empty()) out = ": keep-alive\n\n";  // probes the connection
+  auto st = x.gen->wait(pieces, timeout_s);
   // The probe's early-warning scores ride on the chunks written after they were formed, one each.
   auto next_conf = [&]() -> json {
     if (!x.sig) return nullptr;
@@ -480,9 +516,10 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
   };
   auto emit = [&](const reasoning::Splitter::Delta& d, const json& lp) {
     if (!d.reasoning.empty())
-      out += sse(chunk_body(ep, x.resp_id, x.created, model, "", "", nullptr, false, x.g.include_usage, next_conf(), d.reasoning));
+      out += sse(x.indexed(
+          chunk_body(ep, x.resp_id, x.created, model, "", "", nullptr, false, x.g.include_usage, next_conf(), d.reasoning)));
     if (!d.content.empty() || !lp.is_null())
-      out += sse(chunk_body(ep, x.resp_id, x.created, model, d.content, "", lp, false, x.g.include_usage, next_conf()));
+      out += sse(x.indexed(chunk_body(ep, x.resp_id, x.created, model, d.content, "", lp, false, x.g.include_usage, next_conf())));
   };
   for (auto& p : pieces) {
     if (p.text.empty() && p.logprobs.empty()) continue;
@@ -497,7 +534,7 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
     if (x.next_request(forced, true)) {
       x.text += forced;  // the engine's cut is part of the text, as a generated token would be
       if (!forced.empty()) emit(x.shown(forced), nullptr);
-      st = Generation::Status::Timeout;  // go on waiting
+      st = Generation::Status::Output;  // go on waiting
     }
   }
   if (st == Generation::Status::Finished) {
@@ -505,39 +542,41 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
     x.finish();
     const json ext = x.extension();
     x.record_outcome(ext);
-    out += sse(chunk_body(ep, x.resp_id, x.created, model, "", x.gen->finish_reason(), nullptr, false, x.g.include_usage, ext));
-    if (x.g.include_usage) out += sse(usage_chunk(ep, x.resp_id, x.created, model, x.usage(), ext));
-    out += "data: [DONE]\n\n";
+    out += sse(x.indexed(chunk_body(ep, x.resp_id, x.created, model, "", x.gen->finish_reason(), nullptr, false, x.g.include_usage, ext)));
+    if (standalone) {
+      if (x.g.include_usage) out += sse(usage_chunk(ep, x.resp_id, x.created, model, x.usage(), ext));
+      out += "data: [DONE]\n\n";
+    }
   }
+  return st;
+}
+
+// One call of httplib's chunked content provider for a stream: waits for output, writes it.
+bool stream_step(Exchange& x, httplib::DataSink& sink) {
+  std::string out;
+  const auto st = stream_collect(x, out, x.srv->opt.heartbeat_s, true);
+  if (st == Generation::Status::Timeout && out.empty()) out = ": keep-alive\n\n";  // probes the connection
   if (!out.empty() && !write_all(sink, out)) return false;
   if (st == Generation::Status::Finished) sink.done();
   return true;
 }
 
-// The non-stream variant: gathers the answer, writes heartbeats meanwhile, then the body.
-bool body_step(Exchange& x, httplib::DataSink& sink) {
+// The non-stream variant: gathers the answer for up to timeout_s; its response body once it ended.
+std::optional<json> body_collect(Exchange& x, double timeout_s) {
   std::vector<Generation::Piece> pieces;
-  const auto st = x.gen->wait(pieces, x.srv->opt.heartbeat_s);
+  const auto st = x.gen->wait(pieces, timeout_s);
   for (auto& p : pieces) {
     x.text += p.text;
     x.shown(p.text);
     x.note_logprobs(p.logprobs);
     for (auto& l : p.logprobs) x.logprobs.push_back(std::move(l));
   }
-  if (st == Generation::Status::Finished) {
-    std::string forced;
-    if (x.next_request(forced, false)) {
-      x.text += forced;
-      x.shown(forced);
-      return true;
-    }
-  }
-  if (st != Generation::Status::Finished) {
-    // Output keeps coming without anything written: probe the connection now and then.
-    const auto now = std::chrono::steady_clock::now();
-    if (now - x.last_write < std::chrono::duration<double>(x.srv->opt.heartbeat_s)) return true;
-    x.last_write = now;
-    return write_all(sink, " ");  // leading whitespace is valid JSON
+  if (st != Generation::Status::Finished) return std::nullopt;
+  std::string forced;
+  if (x.next_request(forced, false)) {
+    x.text += forced;
+    x.shown(forced);
+    return std::nullopt;
   }
   x.shown("", true);
   x.finish();
@@ -547,16 +586,131 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
   x.record_outcome(ext);
   // vLLM's convention: reasoning_content is null when the model did not reason.
   const json rc = x.reasoning_text.empty() ? json(nullptr) : json(x.reasoning_text);
-  const json j = completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.split ? x.content_text : x.text,
-                                 x.gen->finish_reason(), lp, x.usage(), ext, x.split ? &rc : nullptr);
-  if (!write_all(sink, dump(j))) return false;
+  return completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.split ? x.content_text : x.text, x.gen->finish_reason(),
+                         lp, x.usage(), ext, x.split ? &rc : nullptr);
+}
+
+// Output keeps coming without anything written: probe the connection now and then (leading
+// whitespace is valid JSON).
+bool heartbeat(std::chrono::steady_clock::time_point& last_write, double every_s, httplib::DataSink& sink) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_write < std::chrono::duration<double>(every_s)) return true;
+  last_write = now;
+  return write_all(sink, " ");
+}
+
+// Writes heartbeats meanwhile, then the body.
+bool body_step(Exchange& x, httplib::DataSink& sink) {
+  const auto j = body_collect(x, x.srv->opt.heartbeat_s);
+  if (!j) return heartbeat(x.last_write, x.srv->opt.heartbeat_s, sink);
+  if (!write_all(sink, dump(*j))) return false;
   sink.done();
+  return true;
+}
+
+// A request for n > 1 choices: n exchanges on one prompt. Choice 0 goes first; the others are
+// submitted once its prompt is in the KV cache, so they take its full blocks from the prefix cache
+// instead of computing the prompt n times.
+struct Choices {
+  std::vector<std::shared_ptr<Exchange>> xs;
+  std::function<void(Exchange&)> launch;  // submits a choice's first request
+  std::vector<std::optional<json>> bodies;
+  std::vector<bool> ended;
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+
+  Server::Impl& srv() const { return *xs[0]->srv; }
+  bool all_ended() const { return std::all_of(ended.begin(), ended.end(), [](bool e) { return e; }); }
+  void launch_rest() {
+    for (auto& x : xs)
+      if (!x->launched) launch(*x);
+  }
+  void abandon() {
+    for (auto& x : xs) x->abandon();
+  }
+  // One body out of the n: choices in order, usage summed over them (the prompt counted once).
+  json merged() const {
+    json j = *bodies[0];
+    json choices = json::array();
+    int completion = 0, reasoning = 0;
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      json c = (*bodies[i])["choices"][0];
+      c["index"] = static_cast<int>(i);
+      // Each choice's own kvscope object (its signals, the prompt tokens it took from the cache); the
+      // top-level one stays choice 0's.
+      if (bodies[i]->contains("kvscope")) c["kvscope"] = (*bodies[i])["kvscope"];
+      choices.push_back(std::move(c));
+      const json& u = (*bodies[i])["usage"];
+      completion += u.value("completion_tokens", 0);
+      if (u.contains("completion_tokens_details")) reasoning += u["completion_tokens_details"].value("reasoning_tokens", 0);
+    }
+    j["choices"] = std::move(choices);
+    json& u = j["usage"];
+    u["completion_tokens"] = completion;
+    u["total_tokens"] = u.value("prompt_tokens", 0) + completion;
+    if (u.contains("completion_tokens_details")) u["completion_tokens_details"]["reasoning_tokens"] = reasoning;
+    return j;
+  }
+  Usage usage() const {
+    Usage u = xs[0]->usage();
+    for (size_t i = 1; i < xs.size(); ++i) {
+      const Usage ui = xs[i]->usage();
+      u.completion_tokens += ui.completion_tokens;
+      if (u.reasoning_tokens >= 0) u.reasoning_tokens += ui.reasoning_tokens;
+    }
+    return u;
+  }
+};
+
+// Choice 0 first (until its first output shows its prompt is computed), then all the others in turn.
+bool choices_body_step(Choices& c, httplib::DataSink& sink) {
+  const double hb = c.srv().opt.heartbeat_s;
+  bool first = true;
+  for (size_t i = 0; i < c.xs.size(); ++i) {
+    if (c.ended[i] || !c.xs[i]->launched) continue;
+    // Only the first waiting choice blocks; they all advance together in the engine's batch.
+    c.bodies[i] = body_collect(*c.xs[i], first ? std::min(hb, 0.05) : 0.0);
+    first = false;
+    if (c.bodies[i]) c.ended[i] = true;
+    if (i == 0 && (c.ended[0] || !c.xs[0]->text.empty() || !c.xs[0]->logprobs.empty())) c.launch_rest();
+  }
+  if (!c.all_ended()) return heartbeat(c.last_write, hb, sink);
+  if (!write_all(sink, dump(c.merged()))) return false;
+  sink.done();
+  return true;
+}
+
+bool choices_stream_step(Choices& c, httplib::DataSink& sink) {
+  const double hb = c.srv().opt.heartbeat_s;
+  std::string out;
+  bool first = true;
+  for (size_t i = 0; i < c.xs.size(); ++i) {
+    if (c.ended[i] || !c.xs[i]->launched) continue;
+    const auto st = stream_collect(*c.xs[i], out, first ? std::min(hb, 0.05) : 0.0, false);
+    first = false;
+    if (st == Generation::Status::Finished) c.ended[i] = true;
+    if (i == 0 && (c.ended[0] || !c.xs[0]->text.empty())) c.launch_rest();
+  }
+  const bool done = c.all_ended();
+  if (done) {
+    Exchange& x0 = *c.xs[0];
+    if (x0.g.include_usage)
+      out += sse(usage_chunk(x0.g.endpoint, x0.resp_id, x0.created, c.srv().model_id, c.usage(), nullptr));
+    out += "data: [DONE]\n\n";
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (out.empty() && now - c.last_write >= std::chrono::duration<double>(hb)) out = ": keep-alive\n\n";
+  if (!out.empty()) {
+    c.last_write = now;
+    if (!write_all(sink, out)) return false;
+  }
+  if (done) sink.done();
   return true;
 }
 
 // Headers are out once a provider runs, so a failure there can only end the response (the
 // releaser then cancels the request); it must not escape into httplib's worker.
-httplib::ContentProviderWithoutLength guard_step(std::shared_ptr<Exchange> x, bool (*step)(Exchange&, httplib::DataSink&)) {
+template <class T>
+httplib::ContentProviderWithoutLength guard_step(std::shared_ptr<T> x, bool (*step)(T&, httplib::DataSink&)) {
   return [x, step](size_t, httplib::DataSink& sink) {
     try {
       return step(*x, sink);
@@ -837,49 +991,72 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                               " in the prompt, " + std::to_string(max_tokens) + " for the completion)",
                           "max_tokens", "context_length_exceeded");
 
+  // Choices are independent samples of one prompt; a session or an adaptive run follows one sequence.
+  if (g.n > 1 && (x->rr || !g.session_id.empty()))
+    throw invalid_request(std::string("'n' > 1 is not supported with ") + (x->rr ? "adaptive reasoning" : "a session"), "n",
+                          "unsupported_parameter");
+  if (g.n > opt.max_queue)
+    throw invalid_request("'n' is above the server's --max-queue of " + std::to_string(opt.max_queue), "n", "invalid_value");
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
   if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
 
-  // Admission: a bounded number in flight; the rest are told to come back.
-  if (metrics.in_flight.fetch_add(1) >= opt.max_queue) {
-    metrics.in_flight.fetch_sub(1);
+  // Admission: a bounded number in flight (each of n choices counts); the rest are told to come back.
+  const int n_choices = g.n;
+  if (metrics.in_flight.fetch_add(n_choices) + n_choices > opt.max_queue) {
+    metrics.in_flight.fetch_sub(n_choices);
     throw ApiError(429, "rate_limit_error",
                    "the server is at capacity (" + std::to_string(opt.max_queue) + " requests in flight); retry later", "",
                    "queue_full");
   }
-  Request r;
-  r.prompt = x->prompt;
-  r.sampling = g.sampling;
   x->max_tokens = max_tokens;
   x->limit = limit;
-  if (x->rr) {
-    x->rr->begin(max_tokens, g.stream);
-    if (x->plan.format != reasoning::FormatKind::None) x->tracker = &x->rr->driver().tokens();
+  x->resp_id = new_response_id(ep);
+  x->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // Submits a choice's first request (its admission slot is already taken).
+  auto launch = [this, tenant](Exchange& e) {
+    Request r;
+    r.prompt = e.prompt;
+    r.sampling = e.g.sampling;
+    if (e.rr) {
+      e.rr->begin(e.max_tokens, e.g.stream);
+      if (e.plan.format != reasoning::FormatKind::None) e.tracker = &e.rr->driver().tokens();
+    }
+    // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
+    r.max_tokens = e.attempt_tokens();
+    r.cache_salt = e.salt;
+    // Sessions are per tenant: the same id under another key is another session.
+    if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
+    if (kv_tier && e.choice == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);
+    e.submit(std::move(r));
+  };
+  std::shared_ptr<Choices> choices;
+  if (n_choices > 1) {
+    choices = std::make_shared<Choices>();
+    choices->launch = launch;
+    for (int i = 0; i < n_choices; ++i) choices->xs.push_back(i == 0 ? x : x->clone_for_choice(i));
+    choices->bodies.resize(n_choices);
+    choices->ended.assign(n_choices, false);
   }
-  // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
-  r.max_tokens = x->attempt_tokens();
-  r.cache_salt = x->salt;
-  // Sessions are per tenant: the same id under another key is another session.
-  if (!g.session_id.empty()) r.session_id = session_key(tenant, g.session_id);
   try {
-    if (kv_tier) x->tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, x->tier_computing);
-    x->submit(std::move(r));
+    launch(*x);
   } catch (...) {
-    metrics.in_flight.fetch_sub(1);
+    metrics.in_flight.fetch_sub(n_choices);
     throw;
   }
   metrics.requests_total.fetch_add(1, std::memory_order_relaxed);
   metrics.prompt_tokens.fetch_add(n_prompt, std::memory_order_relaxed);
-  x->resp_id = new_response_id(ep);
-  x->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 
-  auto releaser = [x](bool) { x->abandon(); };  // no-op when the response completed
   if (g.stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider("text/event-stream", guard_step(x, stream_step), releaser);
+  }
+  const char* type = g.stream ? "text/event-stream" : "application/json";
+  if (choices) {
+    auto releaser = [choices](bool) { choices->abandon(); };  // no-op for the choices that completed
+    res.set_chunked_content_provider(type, guard_step(choices, g.stream ? choices_stream_step : choices_body_step), releaser);
   } else {
-    res.set_chunked_content_provider("application/json", guard_step(x, body_step), releaser);
+    auto releaser = [x](bool) { x->abandon(); };  // no-op when the response completed
+    res.set_chunked_content_provider(type, guard_step(x, g.stream ? stream_step : body_step), releaser);
   }
 }
 

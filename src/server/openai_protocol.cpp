@@ -130,7 +130,6 @@ void reject_unsupported(const Fields& f, Endpoint e) {
   auto unsupported = [](const char* k, const std::string& why) {
     throw invalid_request(std::string("'") + k + "' is not supported: " + why, k, "unsupported_parameter");
   };
-  if (f.integer("n", 1, INT32_MIN, INT32_MAX) != 1) unsupported("n", "only n=1 is served");
   if (e == Endpoint::Completions) {
     if (f.integer("best_of", 1, INT32_MIN, INT32_MAX) != 1) unsupported("best_of", "only best_of=1 is served");
     if (f.boolean("echo", false)) unsupported("echo", "the prompt is not echoed");
@@ -216,6 +215,7 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   g.endpoint = e;
   g.model = f.str("model");
   reject_unsupported(f, e);
+  g.n = static_cast<int>(f.integer("n", 1, 1, kMaxChoices));
   if (e == Endpoint::Chat)
     g.messages = parse_messages(f.get("messages"));
   else

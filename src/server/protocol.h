@@ -29,6 +29,8 @@ json error_body(const ApiError& e);
 std::string dump(const json& j);
 
 enum class Endpoint { Completions, Chat };
+
+inline constexpr int kMaxChoices = 64;  // `n` at most
 const char* endpoint_name(Endpoint e);
 
 struct GenRequest {
@@ -39,6 +41,7 @@ struct GenRequest {
   bool token_prompt = false;
   std::vector<tok::ChatMessage> messages;  // chat
   int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
+  int n = 1;                             // choices, each sampled with seed + its index
   SamplingParams sampling;
   std::vector<std::string> stop;
   bool stream = false, include_usage = false;

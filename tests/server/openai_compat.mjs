@@ -76,6 +76,22 @@ await check('chat stream with usage', async () => {
   assert.ok(usage && usage.completion_tokens > 0);
 });
 
+await check('n choices and logit_bias', async () => {
+  const r = await client.chat.completions.create({ ...chatBody, n: 3, temperature: 0.9, seed: 3 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  for (const c of r.choices) assert.equal(typeof c.message.content, 'string');
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+  // Streamed, the client sees each choice by its index.
+  const s = await client.chat.completions.create({ ...chatBody, n: 2, temperature: 0.9, seed: 3, stream: true });
+  const texts = ['', ''];
+  for await (const c of s) for (const ch of c.choices) texts[ch.index] += ch.delta.content ?? '';
+  assert.deepEqual(texts, r.choices.slice(0, 2).map((c) => c.message.content));
+  // A token pushed by +100 is the only one greedy decoding writes.
+  const b = await client.completions.create({ model: 'default', prompt: 'Hello', max_tokens: 3, temperature: 0, logit_bias: { 42: 100 }, logprobs: 0 });
+  assert.equal(b.choices[0].logprobs.tokens.length, 3);
+  assert.equal(new Set(b.choices[0].logprobs.tokens).size, 1);
+});
+
 await check('stream abandoned by the client', async () => {
   const s = await client.completions.create({ model: 'default', prompt: 'A very long story', max_tokens: 400, temperature: 0, stream: true });
   for await (const c of s) break;  // leaving the loop aborts the request
@@ -97,7 +113,7 @@ await check('400 surfaces as BadRequestError', async () => {
     assert.equal(e.code, 'invalid_value');
     return true;
   });
-  await assert.rejects(client.chat.completions.create({ ...chatBody, n: 3 }), OpenAI.BadRequestError);
+  await assert.rejects(client.chat.completions.create({ ...chatBody, n: 65 }), OpenAI.BadRequestError);
 });
 
 await check('404 surfaces as NotFoundError', async () => {

@@ -42,6 +42,11 @@ std::string greedy_text(const std::string& prompt, int n) {
   return generate(ctx, model().tokenizer().encode(prompt, true, false), g, n).text;
 }
 
+json with(json b, const std::string& k, const json& v) {
+  b[k] = v;
+  return b;
+}
+
 struct Stream {
   int status = 0;
   std::map<std::string, std::string> headers;
@@ -312,6 +317,76 @@ TEST(ServerApi, LogitBiasSteersAndBansTokens) {
   }
   // An empty map changes nothing.
   EXPECT_EQ(gen(json::object())["text"], greedy_text(prompt, 4));
+}
+
+TEST(ServerApi, SeveralChoicesShareThePromptsKV) {
+  std::string prompt;
+  for (int i = 0; i < 8; ++i) prompt += "the choices share this prompt ";
+  // Greedy: every choice is the lone greedy run; usage counts the prompt once and every choice's tokens.
+  auto g = post(port(), "/v1/completions", {{"prompt", prompt}, {"max_tokens", 6}, {"temperature", 0}, {"n", 3}});
+  ASSERT_EQ(g.status, 200) << g.body;
+  const json gj = g.j();
+  ASSERT_EQ(gj["choices"].size(), 3u);
+  int completion = 0;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(gj["choices"][i]["index"], i);
+    EXPECT_EQ(gj["choices"][i]["text"], greedy_text(prompt, 6));
+    completion += static_cast<int>(model().tokenizer().encode(gj["choices"][i]["text"].get<std::string>(), false, false).size());
+  }
+  const auto n_prompt = model().tokenizer().encode(prompt, true, false).size();
+  EXPECT_EQ(gj["usage"]["prompt_tokens"], n_prompt);
+  EXPECT_EQ(gj["usage"]["completion_tokens"].get<int>() + gj["usage"]["prompt_tokens"].get<int>(), gj["usage"]["total_tokens"]);
+  EXPECT_GE(gj["usage"]["completion_tokens"].get<int>(), 3);
+  // The later choices start once the first one's prompt is in the cache, and take its full blocks.
+  for (int i = 1; i < 3; ++i) EXPECT_GT(gj["choices"][i]["kvscope"]["prompt_tokens_cached"].get<int>(), 0) << gj.dump();
+
+  // Sampled: choice i is the lone request with seed + i.
+  const json sampled = {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 1.0}, {"seed", 11}, {"cache_salt", "choices"}};
+  auto two = post(port(), "/v1/completions", with(sampled, "n", 2));
+  ASSERT_EQ(two.status, 200) << two.body;
+  auto s0 = post(port(), "/v1/completions", sampled);
+  auto s1 = post(port(), "/v1/completions", with(sampled, "seed", 12));
+  EXPECT_EQ(two.j()["choices"][0]["text"], s0.j()["choices"][0]["text"]);
+  EXPECT_EQ(two.j()["choices"][1]["text"], s1.j()["choices"][0]["text"]);
+
+  // Streamed: each chunk names its choice; the texts per index are the non-streamed ones; one usage, one [DONE].
+  Stream st = stream("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", prompt}}}},
+                                              {"max_tokens", 5}, {"temperature", 1.0}, {"seed", 5}, {"n", 2}, {"stream", true},
+                                              {"stream_options", {{"include_usage", true}}}});
+  ASSERT_EQ(st.status, 200);
+  EXPECT_TRUE(st.done);
+  std::map<int, std::string> texts;
+  std::map<int, int> finished;
+  int usages = 0;
+  for (const auto& ch : st.chunks) {
+    if (!ch["usage"].is_null()) ++usages;
+    for (const auto& c : ch["choices"]) {
+      texts[c["index"].get<int>()] += c["delta"].value("content", std::string());
+      if (!c["finish_reason"].is_null()) finished[c["index"].get<int>()]++;
+    }
+  }
+  EXPECT_EQ(usages, 1);
+  EXPECT_EQ(finished, (std::map<int, int>{{0, 1}, {1, 1}}));
+  auto whole = post(port(), "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", prompt}}}},
+                                                     {"max_tokens", 5}, {"temperature", 1.0}, {"seed", 5}, {"n", 2}});
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(texts[i], whole.j()["choices"][i]["message"]["content"]) << i;
+  EXPECT_EQ(metric(shared_server().metrics_text(), "kvscope_kv_blocks_used"), 0);
+}
+
+TEST(ServerApi, HangingUpOnSeveralChoicesCancelsThemAll) {
+  Engine& eng = *shared_server().engine();
+  for (const bool streamed : {true, false}) {
+    {
+      HttpConn c(port());
+      ASSERT_TRUE(c.send("POST", "/v1/completions",
+                         json{{"prompt", "A long story for three"}, {"max_tokens", 400}, {"temperature", 0}, {"n", 3},
+                              {"stream", streamed}}.dump()));
+      EXPECT_TRUE(eventually([&] { return eng.stats().running == 3; }, 10)) << streamed;
+    }  // hang up while all three run
+    EXPECT_TRUE(eventually([&] { return eng.stats().blocks.used == 0 && eng.stats().running == 0; })) << streamed;
+  }
+  EXPECT_EQ(metric(shared_server().metrics_text(), "kvscope_requests_in_flight"), 0);
 }
 
 TEST(ServerApi, PrefixCacheAndSessions) {

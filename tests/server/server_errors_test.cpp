@@ -75,7 +75,10 @@ TEST(ServerErrors, MalformedJsonAndWrongTypes) {
 }
 
 TEST(ServerErrors, UnsupportedFieldsThatMatter) {
-  expect_error(post(port(), "/v1/completions", with(ok_body, "n", 2)), 400, "unsupported_parameter", "n");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "n", 0)), 400, "invalid_value", "n");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "n", 65)), 400, "invalid_value", "n");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "n", "two")), 400, "invalid_type", "n");
+  expect_error(post(port(), "/v1/completions", with(with(ok_body, "n", 2), "session_id", "one")), 400, "unsupported_parameter", "n");
   expect_error(post(port(), "/v1/completions", with(ok_body, "best_of", 3)), 400, "unsupported_parameter", "best_of");
   expect_error(post(port(), "/v1/completions", with(ok_body, "echo", true)), 400, "unsupported_parameter", "echo");
   expect_error(post(port(), "/v1/completions", with(ok_body, "prompt", {"a", "b"})), 400, "unsupported_parameter", "prompt");
