@@ -993,8 +993,10 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
 
   // Choices are independent samples of one prompt; a session or an adaptive run follows one sequence.
   if (g.n > 1 && (x->rr || !g.session_id.empty()))
-    throw invalid_request(std::string("'n' > 1 is not supported with ") + (x->rr ? "adaptive reasoning" : "a session"), "n",
-                          "unsupported_parameter");
+    throw invalid_request(std::string("'n' > 1 is not supported with ") +
+                              (x->rr ? "a reasoning run (reasoning_effort 'auto', or any effort or 'reasoning' mode on a kvscope-format model)"
+                                     : "a session"),
+                          "n", "unsupported_parameter");
   if (g.n > opt.max_queue)
     throw invalid_request("'n' is above the server's --max-queue of " + std::to_string(opt.max_queue), "n", "invalid_value");
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
