@@ -418,8 +418,13 @@ bool Engine::step() {
       continue;
     }
     if (s->n_generated == 0 && s->req.first_token_allowed) keep_only(lg, nv, *s->req.first_token_allowed);
+    if (TokenConstraint* c = s->req.constraint.get(); c && (c->done() || !c->mask(lg, nv))) {
+      finish(s, StopReason::Stop, events);
+      continue;
+    }
     if (s->req.on_logits) s->req.on_logits(lg, nv);
     const int32_t tok = s->sampler.sample(lg, nv, s->tokens);
+    if (s->req.constraint) s->req.constraint->accept(tok);
     if (!s->req.ignore_eos && tk.is_eog(tok)) {
       finish(s, StopReason::Eos, events);
       continue;
@@ -434,7 +439,9 @@ bool Engine::step() {
     ++stats_.generated_tokens;
     TokenEvent ev{s->id, tok, false, StopReason::None};
     if (s->req.on_token) s->req.on_token(ev);
-    if (s->n_generated >= s->req.max_tokens)
+    if (s->req.constraint && s->req.constraint->done())  // the structured output is whole
+      finish(s, StopReason::Stop, events);
+    else if (s->n_generated >= s->req.max_tokens)
       finish(s, StopReason::Length, events);
     else if (s->n_computed >= limit_)
       finish(s, StopReason::Context, events);

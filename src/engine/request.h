@@ -3,11 +3,13 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/stop_reason.h"
 #include "engine/batch.h"
+#include "sampling/constraint.h"
 #include "sampling/sampler.h"
 
 namespace kvscope {
@@ -51,6 +53,10 @@ struct Request {
   // here, at the token where the Context loop does. On the step thread; after a preemption it may
   // be called again with the same count.
   std::function<bool(int n_generated)> on_step;
+  // Optional: structured output (sampling/constraint.h). Masks the logits before each draw and
+  // follows the tokens drawn; the request ends (stop reason Stop) once it is done or allows no
+  // token. Used on the step thread only.
+  std::shared_ptr<TokenConstraint> constraint;
   // With a tap: also deliver the K/V of prompt positions served from the prefix cache or a session,
   // read back from the cache at admission (K as stored, after RoPE; skipped for a pre-RoPE tap).
   bool tap_cached_prefix = false;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
@@ -13,6 +15,7 @@
 #include "reasoning/driver.h"
 #include "reasoning/format.h"
 #include "reasoning/user_spans.h"
+#include "sampling/constraint.h"
 #include "server/generation.h"
 #include "server/reasoning_run.h"
 #include "server/server_impl.h"
@@ -810,6 +813,17 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
   return out;
 }
 
+std::shared_ptr<const std::vector<std::string>> Server::Impl::token_pieces() const {
+  std::call_once(pieces_once, [this] {
+    const tok::Tokenizer& tk = model->tokenizer();
+    auto p = std::make_shared<std::vector<std::string>>(static_cast<size_t>(tk.n_vocab()));
+    for (int id = 0; id < tk.n_vocab(); ++id)
+      if (!tk.is_eog(id)) (*p)[static_cast<size_t>(id)] = tk.token_to_piece(id);  // control tokens write nothing
+    pieces = std::move(p);
+  });
+  return pieces;
+}
+
 std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan) const {
   const tok::Tokenizer& tk = model->tokenizer();
   if (g.endpoint == Endpoint::Completions) {
@@ -999,6 +1013,11 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                           "n", "unsupported_parameter");
   if (g.n > opt.max_queue)
     throw invalid_request("'n' is above the server's --max-queue of " + std::to_string(opt.max_queue), "n", "invalid_value");
+  // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
+  if (g.json_object && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
+    throw invalid_request("'response_format' json_object is not supported while the model reasons: ask for reasoning_effort "
+                          "'none' (or chat_template_kwargs.enable_thinking false)",
+                          "response_format", "unsupported_parameter");
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
   if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
 
@@ -1026,6 +1045,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
     r.max_tokens = e.attempt_tokens();
     r.cache_salt = e.salt;
+    if (e.g.json_object) r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
     // Sessions are per tenant: the same id under another key is another session.
     if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
     if (kv_tier && e.choice == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);

@@ -137,10 +137,6 @@ void reject_unsupported(const Fields& f, Endpoint e) {
   } else {
     for (const char* k : {"tools", "functions"})
       if (const json* t = f.get(k); t && !(t->is_array() && t->empty())) unsupported(k, "tool calling is not implemented");
-    if (const json* rf = f.get("response_format")) {
-      if (!rf->is_object() || rf->value("type", std::string("text")) != "text")
-        unsupported("response_format", "only {\"type\":\"text\"} is served");
-    }
   }
 }
 
@@ -216,6 +212,20 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   g.model = f.str("model");
   reject_unsupported(f, e);
   g.n = static_cast<int>(f.integer("n", 1, 1, kMaxChoices));
+  if (const json* rf = f.get("response_format")) {
+    if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
+      throw invalid_request("'response_format' must be an object with a string 'type'", "response_format", "invalid_type");
+    const std::string type = (*rf)["type"].get<std::string>();
+    if (type == "json_object" && !rf->contains("schema")) {
+      g.json_object = true;
+    } else if (type == "json_schema" || type == "json_object") {
+      throw invalid_request("'response_format' with a JSON schema is not supported (json_object and text are)", "response_format",
+                            "unsupported_parameter");
+    } else if (type != "text") {
+      throw invalid_request("'response_format' type must be text or json_object (got '" + type.substr(0, 64) + "')",
+                            "response_format", "invalid_value");
+    }
+  }
   if (e == Endpoint::Chat)
     g.messages = parse_messages(f.get("messages"));
   else

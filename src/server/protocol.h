@@ -42,6 +42,7 @@ struct GenRequest {
   std::vector<tok::ChatMessage> messages;  // chat
   int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
   int n = 1;                             // choices, each sampled with seed + its index
+  bool json_object = false;              // response_format {"type": "json_object"}: the output is a JSON object
   SamplingParams sampling;
   std::vector<std::string> stop;
   bool stream = false, include_usage = false;

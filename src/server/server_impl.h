@@ -80,6 +80,10 @@ struct Server::Impl {
   // The spans of a chat request's user messages inside its prompt tokens.
   std::vector<std::pair<int, int>> user_spans(const GenRequest& g, const std::vector<int32_t>& prompt) const;
   ResponseStore responses;  // /v1/responses kept for previous_response_id and GET
+  // Each token's bytes, for structured output (response_format); built on first use.
+  std::shared_ptr<const std::vector<std::string>> token_pieces() const;
+  mutable std::once_flag pieces_once;
+  mutable std::shared_ptr<const std::vector<std::string>> pieces;
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.
   std::mutex live_mu;

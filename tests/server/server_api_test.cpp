@@ -6,6 +6,7 @@
 #include <future>
 
 #include "engine/context.h"
+#include "sampling/json_prefix.h"
 #include "signals/embedding.h"
 #include "server_test_util.h"
 
@@ -387,6 +388,43 @@ TEST(ServerApi, HangingUpOnSeveralChoicesCancelsThemAll) {
     EXPECT_TRUE(eventually([&] { return eng.stats().blocks.used == 0 && eng.stats().running == 0; })) << streamed;
   }
   EXPECT_EQ(metric(shared_server().metrics_text(), "kvscope_requests_in_flight"), 0);
+}
+
+TEST(ServerApi, JsonObjectResponseFormat) {
+  // The test model writes noise; a bias towards JSON's punctuation lets some answers close quickly.
+  json bias = json::object();
+  for (const char* p : {"{", "}", "\"", ":"}) {
+    const auto ids = model().tokenizer().encode(p, false, false);
+    if (ids.size() == 1) bias[std::to_string(ids[0])] = 6;
+  }
+  int closed = 0;
+  for (int seed = 0; seed < 8; ++seed) {
+    json body = {{"messages", {{{"role", "user"}, {"content", "Answer in JSON"}}}},
+                 {"max_tokens", 40},
+                 {"seed", seed},
+                 {"response_format", {{"type", "json_object"}}},
+                 {"logit_bias", bias}};
+    auto r = post(port(), "/v1/chat/completions", body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json c = r.j()["choices"][0];
+    const std::string text = c["message"]["content"];
+    // Every answer is a JSON object or the start of one; one that stopped is whole.
+    JsonPrefix prefix(true);
+    EXPECT_TRUE(prefix.push(text)) << text;
+    if (c["finish_reason"] == "stop") {
+      ++closed;
+      EXPECT_TRUE(json::parse(text).is_object()) << text;
+    } else {
+      EXPECT_EQ(c["finish_reason"], "length") << text;
+    }
+    // The stream writes the same text.
+    Stream st = stream("/v1/chat/completions", with(body, "stream", true));
+    EXPECT_EQ(st.text(), text) << seed;
+  }
+  EXPECT_GT(closed, 0);
+  // Without the constraint the same requests are not JSON.
+  auto plain = post(port(), "/v1/completions", {{"prompt", "Answer in JSON"}, {"max_tokens", 8}, {"seed", 1}});
+  EXPECT_FALSE(json::accept(plain.j()["choices"][0]["text"].get<std::string>()));
 }
 
 TEST(ServerApi, PrefixCacheAndSessions) {

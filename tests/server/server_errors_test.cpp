@@ -89,6 +89,17 @@ TEST(ServerErrors, UnsupportedFieldsThatMatter) {
   EXPECT_EQ(post(port(), "/v1/completions", with(with(ok_body, "n", 1), "user", "someone")).status, 200);
 }
 
+TEST(ServerErrors, ResponseFormatsNotServedAreNamed) {
+  expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}})),
+               400, "unsupported_parameter", "response_format");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_object"}, {"schema", json::object()}})),
+               400, "unsupported_parameter", "response_format");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "xml"}})), 400, "invalid_value",
+               "response_format");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", "json")), 400, "invalid_type", "response_format");
+  EXPECT_EQ(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "text"}})).status, 200);
+}
+
 TEST(ServerErrors, BadLogitBiasIsNamed) {
   expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"99999", 5}})), 400, "invalid_value", "logit_bias");
   expect_error(post(port(), "/v1/completions", with(ok_body, "logit_bias", {{"-3", 5}})), 400, "invalid_value", "logit_bias");

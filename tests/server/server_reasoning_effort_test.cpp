@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "fixtures.h"
+#include "sampling/json_prefix.h"
 #include "server_test_util.h"
 
 using namespace kvscope;
@@ -164,6 +165,16 @@ TEST_F(ServerReasoningEffort, BadInputIsA400NamingIt) {
   EXPECT_NE(aut.j()["error"]["message"].get<std::string>().find("difficulty estimator"), std::string::npos) << aut.body;
   auto both = post(port, "/v1/chat/completions", chat(kQ, {{"reasoning_effort", "low"}, {"reasoning", "fast"}}));
   EXPECT_EQ(both.status, 400);
+  // JSON output would constrain the think block too: a thinking request is refused, one without thinking served.
+  const json fmt = {{"type", "json_object"}};
+  auto thinking = post(port, "/v1/chat/completions", chat(kQ, {{"response_format", fmt}}));
+  EXPECT_EQ(thinking.status, 400);
+  EXPECT_EQ(thinking.j()["error"]["param"], "response_format");
+  EXPECT_NE(thinking.j()["error"]["message"].get<std::string>().find("reasoning_effort 'none'"), std::string::npos) << thinking.body;
+  auto plain = post(port, "/v1/chat/completions", chat(kQ, {{"response_format", fmt}, {"reasoning_effort", "none"}}));
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  JsonPrefix prefix(true);
+  EXPECT_TRUE(prefix.push(plain.j()["choices"][0]["message"]["content"].get<std::string>())) << plain.body;
 }
 
 TEST(ServerReasoningEffortPlain, EffortOnAModelWithoutAFormatIsA400) {
