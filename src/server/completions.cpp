@@ -166,9 +166,10 @@ struct Exchange {
     live_insert();
   }
 
-  // Choice i of an n > 1 request: the same prompt and plan, its own seed (seed + i) and state.
+  // Choice i of this prompt's n (numbered `index` in the response): the same prompt and plan, its
+  // own seed (seed + i) and state.
   // Only requests without an adaptive run (rr) are split into choices.
-  std::shared_ptr<Exchange> clone_for_choice(int i) const {
+  std::shared_ptr<Exchange> clone_for_choice(int i, int index) const {
     auto c = std::make_shared<Exchange>();
     c->srv = srv;
     c->body = body;
@@ -177,7 +178,7 @@ struct Exchange {
     c->prompt = prompt;
     c->resp_id = resp_id;
     c->created = created;
-    c->choice = i;
+    c->choice = index;
     c->salt = salt;
     c->max_tokens = max_tokens;
     c->limit = limit;
@@ -611,11 +612,13 @@ bool body_step(Exchange& x, httplib::DataSink& sink) {
   return true;
 }
 
-// A request for n > 1 choices: n exchanges on one prompt. Choice 0 goes first; the others are
+// A request for several choices: n exchanges on each of its prompts, numbered prompt-major (prompt
+// k's choices are k * n ... k * n + n - 1). A prompt's first choice goes first; its others are
 // submitted once its prompt is in the KV cache, so they take its full blocks from the prefix cache
 // instead of computing the prompt n times.
 struct Choices {
   std::vector<std::shared_ptr<Exchange>> xs;
+  int per_prompt = 1;                     // n
   std::function<void(Exchange&)> launch;  // submits a choice's first request
   std::vector<std::optional<json>> bodies;
   std::vector<bool> ended;
@@ -623,18 +626,21 @@ struct Choices {
 
   Server::Impl& srv() const { return *xs[0]->srv; }
   bool all_ended() const { return std::all_of(ended.begin(), ended.end(), [](bool e) { return e; }); }
-  void launch_rest() {
-    for (auto& x : xs)
-      if (!x->launched) launch(*x);
+  bool leader(size_t i) const { return i % static_cast<size_t>(per_prompt) == 0; }
+  // Choice i is a prompt's first: once it has output (or ended), the prompt's other choices start.
+  void follow(size_t i, bool has_output) {
+    if (!leader(i) || !(ended[i] || has_output)) return;
+    for (size_t j = i + 1; j < i + static_cast<size_t>(per_prompt) && j < xs.size(); ++j)
+      if (!xs[j]->launched) launch(*xs[j]);
   }
   void abandon() {
     for (auto& x : xs) x->abandon();
   }
-  // One body out of the n: choices in order, usage summed over them (the prompt counted once).
+  // One body out of them all: choices in order, usage summed (each prompt counted once).
   json merged() const {
     json j = *bodies[0];
     json choices = json::array();
-    int completion = 0, reasoning = 0;
+    int prompt = 0, completion = 0, reasoning = 0;
     for (size_t i = 0; i < bodies.size(); ++i) {
       json c = (*bodies[i])["choices"][0];
       c["index"] = static_cast<int>(i);
@@ -643,13 +649,15 @@ struct Choices {
       if (bodies[i]->contains("kvscope")) c["kvscope"] = (*bodies[i])["kvscope"];
       choices.push_back(std::move(c));
       const json& u = (*bodies[i])["usage"];
+      if (leader(i)) prompt += u.value("prompt_tokens", 0);
       completion += u.value("completion_tokens", 0);
       if (u.contains("completion_tokens_details")) reasoning += u["completion_tokens_details"].value("reasoning_tokens", 0);
     }
     j["choices"] = std::move(choices);
     json& u = j["usage"];
+    u["prompt_tokens"] = prompt;
     u["completion_tokens"] = completion;
-    u["total_tokens"] = u.value("prompt_tokens", 0) + completion;
+    u["total_tokens"] = prompt + completion;
     if (u.contains("completion_tokens_details")) u["completion_tokens_details"]["reasoning_tokens"] = reasoning;
     return j;
   }
@@ -657,6 +665,7 @@ struct Choices {
     Usage u = xs[0]->usage();
     for (size_t i = 1; i < xs.size(); ++i) {
       const Usage ui = xs[i]->usage();
+      if (leader(i)) u.prompt_tokens += ui.prompt_tokens;
       u.completion_tokens += ui.completion_tokens;
       if (u.reasoning_tokens >= 0) u.reasoning_tokens += ui.reasoning_tokens;
     }
@@ -664,7 +673,7 @@ struct Choices {
   }
 };
 
-// Choice 0 first (until its first output shows its prompt is computed), then all the others in turn.
+// Each prompt's first choice first (until its output shows its prompt is computed), then its others.
 bool choices_body_step(Choices& c, httplib::DataSink& sink) {
   const double hb = c.srv().opt.heartbeat_s;
   bool first = true;
@@ -674,7 +683,7 @@ bool choices_body_step(Choices& c, httplib::DataSink& sink) {
     c.bodies[i] = body_collect(*c.xs[i], first ? std::min(hb, 0.05) : 0.0);
     first = false;
     if (c.bodies[i]) c.ended[i] = true;
-    if (i == 0 && (c.ended[0] || !c.xs[0]->text.empty() || !c.xs[0]->logprobs.empty())) c.launch_rest();
+    c.follow(i, !c.xs[i]->text.empty() || !c.xs[i]->logprobs.empty());
   }
   if (!c.all_ended()) return heartbeat(c.last_write, hb, sink);
   if (!write_all(sink, dump(c.merged()))) return false;
@@ -691,7 +700,7 @@ bool choices_stream_step(Choices& c, httplib::DataSink& sink) {
     const auto st = stream_collect(*c.xs[i], out, first ? std::min(hb, 0.05) : 0.0, false);
     first = false;
     if (st == Generation::Status::Finished) c.ended[i] = true;
-    if (i == 0 && (c.ended[0] || !c.xs[0]->text.empty())) c.launch_rest();
+    c.follow(i, !c.xs[i]->text.empty());
   }
   const bool done = c.all_ended();
   if (done) {
@@ -874,20 +883,31 @@ std::string Server::Impl::prompt_text(const GenRequest& g, const reasoning::Reas
 
 void Server::Impl::handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint ep) {
   require_serving();
-  auto x = std::make_shared<Exchange>();
-  x->srv = this;
-  x->body = parse_json_body(req.body);
-  x->g = parse_gen_request(x->body, ep);
-  GenRequest& g = x->g;
-  apply_session_header(req, g);
-  if (!g.model.empty() && g.model != model_id)
-    throw ApiError(404, "invalid_request_error", "The model '" + g.model + "' does not exist", "model", "model_not_found");
+  const json request_body = parse_json_body(req.body);
+  GenRequest whole = parse_gen_request(request_body, ep);
+  apply_session_header(req, whole);
+  if (!whole.model.empty() && whole.model != model_id)
+    throw ApiError(404, "invalid_request_error", "The model '" + whole.model + "' does not exist", "model", "model_not_found");
   try {
-    g.sampling.validate_vocab(model->tokenizer().n_vocab());
+    whole.sampling.validate_vocab(model->tokenizer().n_vocab());
   } catch (const InputError& e) {
     throw invalid_request(e.what(), "logit_bias", "invalid_value");
   }
   const uint64_t tenant = tenant_salt(req);
+  const std::vector<GenRequest> prompts = whole.split_prompts();
+  const int n_total = static_cast<int>(prompts.size()) * whole.n;  // choices, prompt-major as OpenAI numbers them
+  if (n_total > opt.max_queue)
+    throw invalid_request("'n' times the prompts (" + std::to_string(n_total) + ") is above the server's --max-queue of " +
+                              std::to_string(opt.max_queue),
+                          prompts.size() > 1 ? "prompt" : "n", "invalid_value");
+
+  // One prompt's exchange: its tokens, reasoning plan, limits and anomaly score.
+  auto prepare = [&](GenRequest one) -> std::shared_ptr<Exchange> {
+  auto x = std::make_shared<Exchange>();
+  x->srv = this;
+  x->body = request_body;
+  x->g = std::move(one);
+  GenRequest& g = x->g;
   x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
   // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
   const reasoning::FormatKind kind = reasoning.kind;
@@ -1006,13 +1026,11 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                           "max_tokens", "context_length_exceeded");
 
   // Choices are independent samples of one prompt; a session or an adaptive run follows one sequence.
-  if (g.n > 1 && (x->rr || !g.session_id.empty()))
-    throw invalid_request(std::string("'n' > 1 is not supported with ") +
+  if (n_total > 1 && (x->rr || !g.session_id.empty()))
+    throw invalid_request(std::string(prompts.size() > 1 ? "several prompts are" : "'n' > 1 is") + " not supported with " +
                               (x->rr ? "a reasoning run (reasoning_effort 'auto', or any effort or 'reasoning' mode on a kvscope-format model)"
                                      : "a session"),
-                          "n", "unsupported_parameter");
-  if (g.n > opt.max_queue)
-    throw invalid_request("'n' is above the server's --max-queue of " + std::to_string(opt.max_queue), "n", "invalid_value");
+                          prompts.size() > 1 ? "prompt" : "n", "unsupported_parameter");
   // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
   if (g.json_object && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
     throw invalid_request("'response_format' json_object is not supported while the model reasons: ask for reasoning_effort "
@@ -1020,19 +1038,31 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                           "response_format", "unsupported_parameter");
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
   if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
+  x->max_tokens = max_tokens;
+  x->limit = limit;
+  return x;
+  };
+  std::vector<std::shared_ptr<Exchange>> leaders;  // each prompt's choice 0
+  for (const GenRequest& one : prompts) leaders.push_back(prepare(one));
+  const std::shared_ptr<Exchange> x = leaders[0];
+  const GenRequest& g = x->g;
 
-  // Admission: a bounded number in flight (each of n choices counts); the rest are told to come back.
-  const int n_choices = g.n;
+  // Admission: a bounded number in flight (each choice counts); the rest are told to come back.
+  const int n_choices = n_total;
   if (metrics.in_flight.fetch_add(n_choices) + n_choices > opt.max_queue) {
     metrics.in_flight.fetch_sub(n_choices);
     throw ApiError(429, "rate_limit_error",
                    "the server is at capacity (" + std::to_string(opt.max_queue) + " requests in flight); retry later", "",
                    "queue_full");
   }
-  x->max_tokens = max_tokens;
-  x->limit = limit;
-  x->resp_id = new_response_id(ep);
-  x->created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string resp_id = new_response_id(ep);
+  const int64_t created_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (size_t k = 0; k < leaders.size(); ++k) {
+    leaders[k]->resp_id = resp_id;
+    leaders[k]->created = created_s;
+    leaders[k]->choice = static_cast<int>(k) * g.n;
+  }
   // Submits a choice's first request (its admission slot is already taken).
   auto launch = [this, tenant](Exchange& e) {
     Request r;
@@ -1048,25 +1078,30 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     if (e.g.json_object) r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
     // Sessions are per tenant: the same id under another key is another session.
     if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
-    if (kv_tier && e.choice == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);
+    if (kv_tier && e.choice % e.g.n == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);
     e.submit(std::move(r));
   };
   std::shared_ptr<Choices> choices;
   if (n_choices > 1) {
     choices = std::make_shared<Choices>();
     choices->launch = launch;
-    for (int i = 0; i < n_choices; ++i) choices->xs.push_back(i == 0 ? x : x->clone_for_choice(i));
+    choices->per_prompt = g.n;
+    for (const auto& leader : leaders)
+      for (int j = 0; j < g.n; ++j) choices->xs.push_back(j == 0 ? leader : leader->clone_for_choice(j, leader->choice + j));
     choices->bodies.resize(n_choices);
     choices->ended.assign(n_choices, false);
   }
+  size_t launched = 0;
   try {
-    launch(*x);
+    for (; launched < leaders.size(); ++launched) launch(*leaders[launched]);
   } catch (...) {
-    metrics.in_flight.fetch_sub(n_choices);
+    // The leaders already running are cancelled by their releaser; the slots of the rest are given back.
+    for (size_t k = 0; k < launched; ++k) leaders[k]->abandon();
+    metrics.in_flight.fetch_sub(n_choices - static_cast<int>(launched));
     throw;
   }
   metrics.requests_total.fetch_add(1, std::memory_order_relaxed);
-  metrics.prompt_tokens.fetch_add(n_prompt, std::memory_order_relaxed);
+  for (const auto& leader : leaders) metrics.prompt_tokens.fetch_add(static_cast<int64_t>(leader->prompt.size()), std::memory_order_relaxed);
 
   if (g.stream) {
     res.set_header("Cache-Control", "no-cache");

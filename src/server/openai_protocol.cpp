@@ -182,27 +182,62 @@ std::vector<tok::ChatMessage> parse_messages(const json* m) {
 void parse_prompt(const json* p, GenRequest& g) {
   if (!p) throw invalid_request("'prompt' is required", "prompt", "missing_required_parameter");
   const json* one = p;
+  auto token_ids = [](const json& a) {
+    std::vector<int32_t> ids;
+    if (a.empty()) throw invalid_request("'prompt' must not be empty", "prompt", "invalid_value");
+    for (const auto& t : a) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX)
+        throw invalid_request("'prompt' as tokens must be an array of non-negative integers", "prompt", "invalid_type");
+      ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+    }
+    return ids;
+  };
   if (p->is_array()) {
     if (p->empty()) throw invalid_request("'prompt' must not be empty", "prompt", "invalid_value");
     if ((*p)[0].is_number_integer()) {
       g.token_prompt = true;
-      for (const auto& t : *p) {
-        if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX)
-          throw invalid_request("'prompt' as tokens must be an array of non-negative integers", "prompt", "invalid_type");
-        g.prompt_tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+      g.prompt_tokens = token_ids(*p);
+      return;
+    }
+    if (p->size() > static_cast<size_t>(kMaxPrompts))
+      throw invalid_request("'prompt' holds at most " + std::to_string(kMaxPrompts) + " prompts", "prompt", "invalid_value");
+    if ((*p)[0].is_array()) {  // several prompts as token ids
+      g.token_prompt = true;
+      for (size_t i = 0; i < p->size(); ++i) {
+        if (!(*p)[i].is_array())
+          throw invalid_request("'prompt' must be all strings or all arrays of token ids", "prompt", "invalid_type");
+        (i == 0 ? g.prompt_tokens : g.more_prompt_tokens.emplace_back()) = token_ids((*p)[i]);
       }
       return;
     }
-    if (p->size() != 1)
-      throw invalid_request("'prompt' with several prompts is not supported (send one request per prompt)", "prompt",
-                            "unsupported_parameter");
+    for (size_t i = 1; i < p->size(); ++i) {
+      if (!(*p)[i].is_string()) throw invalid_request("'prompt' must be all strings or all arrays of token ids", "prompt", "invalid_type");
+      g.more_prompts.push_back(checked_text((*p)[i], "prompt"));
+    }
     one = &(*p)[0];
   }
-  if (!one->is_string()) throw invalid_request("'prompt' must be a string, an array of one string or of token ids", "prompt", "invalid_type");
+  if (!one->is_string()) throw invalid_request("'prompt' must be a string, an array of strings, an array of token ids or an array of token-id arrays", "prompt", "invalid_type");
   g.prompt = checked_text(*one, "prompt");
 }
 
 }  // namespace
+
+std::vector<GenRequest> GenRequest::split_prompts() const {
+  std::vector<GenRequest> out;
+  GenRequest first = *this;
+  first.more_prompts.clear();
+  first.more_prompt_tokens.clear();
+  out.push_back(first);
+  for (const auto& text : more_prompts) {
+    out.push_back(first);
+    out.back().prompt = text;
+  }
+  for (const auto& ids : more_prompt_tokens) {
+    out.push_back(first);
+    out.back().prompt_tokens = ids;
+  }
+  return out;
+}
 
 GenRequest parse_gen_request(const json& body, Endpoint e) {
   if (!body.is_object()) throw invalid_request("the request body must be a JSON object");

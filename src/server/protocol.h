@@ -31,6 +31,7 @@ std::string dump(const json& j);
 enum class Endpoint { Completions, Chat };
 
 inline constexpr int kMaxChoices = 64;  // `n` at most
+inline constexpr int kMaxPrompts = 64;  // prompts of one completions request at most
 const char* endpoint_name(Endpoint e);
 
 struct GenRequest {
@@ -39,6 +40,10 @@ struct GenRequest {
   std::string prompt;                    // completions with a text prompt
   std::vector<int32_t> prompt_tokens;    // completions with a token-id prompt
   bool token_prompt = false;
+  // Completions with several prompts: the second and later ones (text, or token ids with
+  // token_prompt), each answered by its own n choices.
+  std::vector<std::string> more_prompts;
+  std::vector<std::vector<int32_t>> more_prompt_tokens;
   std::vector<tok::ChatMessage> messages;  // chat
   int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
   int n = 1;                             // choices, each sampled with seed + its index
@@ -54,6 +59,8 @@ struct GenRequest {
   std::optional<bool> enable_thinking;   // chat_template_kwargs.enable_thinking
   std::optional<int> thinking_budget;    // thinking_token_budget (vLLM) or reasoning_budget (llama.cpp)
   bool reasoning_requested() const { return effort || enable_thinking || thinking_budget; }
+  // One request per prompt, in order (this one alone when it has one prompt).
+  std::vector<GenRequest> split_prompts() const;
 };
 
 // Parses and validates a request body (already known to be valid UTF-8 JSON). Throws ApiError.

@@ -375,6 +375,34 @@ TEST(ServerApi, SeveralChoicesShareThePromptsKV) {
   EXPECT_EQ(metric(shared_server().metrics_text(), "kvscope_kv_blocks_used"), 0);
 }
 
+TEST(ServerApi, SeveralPromptsInOneCompletionsRequest) {
+  const std::vector<std::string> texts = {"Once upon a time", "The weather today", "A third prompt, longer than the others are"};
+  // Prompt-major: prompt k's n choices are k * n ... k * n + n - 1; greedy, each is its prompt's lone run.
+  auto r = post(port(), "/v1/completions", {{"prompt", texts}, {"max_tokens", 5}, {"temperature", 0}, {"n", 2}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = r.j();
+  ASSERT_EQ(j["choices"].size(), 6u);
+  size_t n_prompt = 0;
+  for (size_t k = 0; k < texts.size(); ++k) {
+    n_prompt += model().tokenizer().encode(texts[k], true, false).size();
+    for (size_t c = 0; c < 2; ++c) {
+      EXPECT_EQ(j["choices"][k * 2 + c]["index"], k * 2 + c);
+      EXPECT_EQ(j["choices"][k * 2 + c]["text"], greedy_text(texts[k], 5)) << k << " " << c;
+    }
+  }
+  EXPECT_EQ(j["usage"]["prompt_tokens"], n_prompt);
+  EXPECT_EQ(j["usage"]["total_tokens"].get<int>(), j["usage"]["prompt_tokens"].get<int>() + j["usage"]["completion_tokens"].get<int>());
+  // Token-id prompts, streamed: the chunks of each prompt's answer carry its index.
+  const auto a = model().tokenizer().encode(texts[0], true, false), b = model().tokenizer().encode(texts[1], true, false);
+  Stream st = stream("/v1/completions", {{"prompt", {a, b}}, {"max_tokens", 5}, {"temperature", 0}, {"stream", true}});
+  ASSERT_EQ(st.status, 200);
+  std::map<int, std::string> got;
+  for (const auto& ch : st.chunks)
+    for (const auto& c : ch["choices"]) got[c["index"].get<int>()] += c["text"].get<std::string>();
+  EXPECT_EQ(got, (std::map<int, std::string>{{0, greedy_text(texts[0], 5)}, {1, greedy_text(texts[1], 5)}}));
+  EXPECT_TRUE(eventually([&] { return metric(shared_server().metrics_text(), "kvscope_requests_in_flight") == 0; }));
+}
+
 TEST(ServerApi, HangingUpOnSeveralChoicesCancelsThemAll) {
   Engine& eng = *shared_server().engine();
   for (const bool streamed : {true, false}) {

@@ -81,7 +81,13 @@ TEST(ServerErrors, UnsupportedFieldsThatMatter) {
   expect_error(post(port(), "/v1/completions", with(with(ok_body, "n", 2), "session_id", "one")), 400, "unsupported_parameter", "n");
   expect_error(post(port(), "/v1/completions", with(ok_body, "best_of", 3)), 400, "unsupported_parameter", "best_of");
   expect_error(post(port(), "/v1/completions", with(ok_body, "echo", true)), 400, "unsupported_parameter", "echo");
-  expect_error(post(port(), "/v1/completions", with(ok_body, "prompt", {"a", "b"})), 400, "unsupported_parameter", "prompt");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "prompt", json::array({"a", 5}))), 400, "invalid_type", "prompt");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "prompt", json::array({json::array({1, 2}), "b"}))), 400, "invalid_type",
+               "prompt");
+  expect_error(post(port(), "/v1/completions", with(ok_body, "prompt", std::vector<std::string>(65, "x"))), 400, "invalid_value",
+               "prompt");
+  expect_error(post(port(), "/v1/completions", with(with(ok_body, "prompt", {"a", "b"}), "session_id", "s")), 400,
+               "unsupported_parameter", "prompt");
   expect_error(post(port(), "/v1/chat/completions",
                     json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"tools", {{{"type", "function"}}}}}),
                400, "unsupported_parameter", "tools");
