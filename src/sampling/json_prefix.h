@@ -28,6 +28,9 @@ class JsonPrefix {
   // Complete and unable to grow: only whitespace may follow.
   bool ended() const { return depth_ == 0 && st_ == St::AfterValue; }
   int depth() const { return depth_; }
+  bool in_string() const {
+    return st_ == St::Str || st_ == St::StrEsc || st_ == St::StrHex || st_ == St::LowBackslash || st_ == St::LowU;
+  }
 
  private:
   enum class St : uint8_t {

@@ -80,6 +80,32 @@ int32_t Sampler::sample(const float* logits, int n_vocab, const std::vector<int3
     }
     return best;
   }
+  if ((p_.top_k <= 0 || p_.top_k >= n_vocab) && p_.top_p >= 1.0f && p_.min_p <= 0.0f) {
+    // Nothing is truncated (OpenAI's defaults): draw from the whole distribution in id order,
+    // without sorting the vocabulary.
+    std::vector<float>& l = scratch_;
+    l.resize(static_cast<size_t>(n_vocab));
+    float mx = -std::numeric_limits<float>::infinity();
+    int32_t best = 0;
+    for (int i = 0; i < n_vocab; ++i) {
+      l[static_cast<size_t>(i)] = penalized(i);
+      if (l[static_cast<size_t>(i)] > mx) mx = l[static_cast<size_t>(i)], best = i;
+    }
+    if (mx == -std::numeric_limits<float>::infinity()) return best;  // a logit_bias banned every token
+    const float inv_t = 1.0f / p_.temperature;
+    double total = 0;
+    for (float& x : l) total += x = std::exp((x - mx) * inv_t);  // now the weights
+    double r = static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0) * total;
+    int32_t last = best;
+    for (int i = 0; i < n_vocab; ++i) {
+      const float w = l[static_cast<size_t>(i)];
+      if (w <= 0) continue;
+      last = i;
+      r -= w;
+      if (r < 0) return i;
+    }
+    return last;  // rounding left a sliver: the last token with weight
+  }
   cand_.resize(n_vocab);
   for (int i = 0; i < n_vocab; ++i) cand_[i] = {penalized(i), i};
   auto desc = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };

@@ -38,6 +38,7 @@ class Sampler {
   std::vector<float> bias_;  // n_vocab values once a logit_bias is set (built on the first call)
   std::mt19937_64 rng_;
   std::vector<std::pair<float, int32_t>> cand_;
+  std::vector<float> scratch_;  // the adjusted logits, when nothing is truncated
 };
 
 int32_t argmax(const float* logits, int n);

@@ -822,13 +822,13 @@ json Server::Impl::score_anomaly(const std::vector<int32_t>& prompt, uint64_t sa
   return out;
 }
 
-std::shared_ptr<const std::vector<std::string>> Server::Impl::token_pieces() const {
+std::shared_ptr<const TokenPieces> Server::Impl::token_pieces() const {
   std::call_once(pieces_once, [this] {
     const tok::Tokenizer& tk = model->tokenizer();
-    auto p = std::make_shared<std::vector<std::string>>(static_cast<size_t>(tk.n_vocab()));
+    std::vector<std::string> p(static_cast<size_t>(tk.n_vocab()));
     for (int id = 0; id < tk.n_vocab(); ++id)
-      if (!tk.is_eog(id)) (*p)[static_cast<size_t>(id)] = tk.token_to_piece(id);  // control tokens write nothing
-    pieces = std::move(p);
+      if (!tk.is_eog(id)) p[static_cast<size_t>(id)] = tk.token_to_piece(id);  // control tokens write nothing
+    pieces = std::make_shared<const TokenPieces>(std::move(p));
   });
   return pieces;
 }
@@ -892,6 +892,17 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     whole.sampling.validate_vocab(model->tokenizer().n_vocab());
   } catch (const InputError& e) {
     throw invalid_request(e.what(), "logit_bias", "invalid_value");
+  }
+  if (!whole.schema_in_body.empty()) {
+    // Compiled from the body as written: an object's properties are generated in the schema's order.
+    const auto ordered = nlohmann::ordered_json::parse(req.body);
+    const auto& rf = ordered["response_format"];
+    const auto& schema = whole.schema_in_body == "json_schema" ? rf["json_schema"]["schema"] : rf["schema"];
+    try {
+      whole.schema = std::make_shared<const JsonSchema>(schema);
+    } catch (const InputError& e) {
+      throw invalid_request(std::string("'response_format': ") + e.what(), "response_format", "unsupported_value");
+    }
   }
   const uint64_t tenant = tenant_salt(req);
   const std::vector<GenRequest> prompts = whole.split_prompts();
@@ -1032,8 +1043,8 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
                                      : "a session"),
                           prompts.size() > 1 ? "prompt" : "n", "unsupported_parameter");
   // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
-  if (g.json_object && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
-    throw invalid_request("'response_format' json_object is not supported while the model reasons: ask for reasoning_effort "
+  if ((g.json_object || g.schema) && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
+    throw invalid_request("'response_format' JSON output is not supported while the model reasons: ask for reasoning_effort "
                           "'none' (or chat_template_kwargs.enable_thinking false)",
                           "response_format", "unsupported_parameter");
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
@@ -1075,7 +1086,10 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
     r.max_tokens = e.attempt_tokens();
     r.cache_salt = e.salt;
-    if (e.g.json_object) r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
+    if (e.g.schema)
+      r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.g.schema);
+    else if (e.g.json_object)
+      r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
     // Sessions are per tenant: the same id under another key is another session.
     if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
     if (kv_tier && e.choice % e.g.n == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);

@@ -251,13 +251,17 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
     if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
       throw invalid_request("'response_format' must be an object with a string 'type'", "response_format", "invalid_type");
     const std::string type = (*rf)["type"].get<std::string>();
-    if (type == "json_object" && !rf->contains("schema")) {
+    if (type == "json_schema") {  // OpenAI's {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}
+      const json* js = Fields(*rf).get("json_schema");
+      if (!js || !js->is_object() || !js->contains("schema"))
+        throw invalid_request("'response_format' json_schema needs a 'json_schema' object with a 'schema'", "response_format",
+                              "invalid_value");
+      g.schema_in_body = "json_schema";
+    } else if (type == "json_object") {
       g.json_object = true;
-    } else if (type == "json_schema" || type == "json_object") {
-      throw invalid_request("'response_format' with a JSON schema is not supported (json_object and text are)", "response_format",
-                            "unsupported_parameter");
+      if (rf->contains("schema")) g.schema_in_body = "schema";  // llama.cpp's form
     } else if (type != "text") {
-      throw invalid_request("'response_format' type must be text or json_object (got '" + type.substr(0, 64) + "')",
+      throw invalid_request("'response_format' type must be text, json_object or json_schema (got '" + type.substr(0, 64) + "')",
                             "response_format", "invalid_value");
     }
   }

@@ -2,6 +2,7 @@
 // OpenAI's status, type and param), and the JSON of responses, stream chunks and errors.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/mode.h"
+#include "sampling/json_schema.h"
 #include "sampling/sampler.h"
 #include "tokenizer/chat_template.h"
 
@@ -48,6 +50,10 @@ struct GenRequest {
   int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
   int n = 1;                             // choices, each sampled with seed + its index
   bool json_object = false;              // response_format {"type": "json_object"}: the output is a JSON object
+  // response_format with a JSON schema: where it sits ("json_schema": OpenAI's, "schema": llama.cpp's
+  // json_object form; "" none), and the schema compiled (by the server, from the body in its order).
+  std::string schema_in_body;
+  std::shared_ptr<const JsonSchema> schema;
   SamplingParams sampling;
   std::vector<std::string> stop;
   bool stream = false, include_usage = false;

@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "reasoning/decision_cache.h"
 #include "reasoning/difficulty_mlp.h"
+#include "sampling/constraint.h"
 #include "server/metrics.h"
 #include "server/protocol.h"
 #include "server/responses.h"
@@ -81,9 +82,9 @@ struct Server::Impl {
   std::vector<std::pair<int, int>> user_spans(const GenRequest& g, const std::vector<int32_t>& prompt) const;
   ResponseStore responses;  // /v1/responses kept for previous_response_id and GET
   // Each token's bytes, for structured output (response_format); built on first use.
-  std::shared_ptr<const std::vector<std::string>> token_pieces() const;
+  std::shared_ptr<const TokenPieces> token_pieces() const;
   mutable std::once_flag pieces_once;
-  mutable std::shared_ptr<const std::vector<std::string>> pieces;
+  mutable std::shared_ptr<const TokenPieces> pieces;
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.
   std::mutex live_mu;

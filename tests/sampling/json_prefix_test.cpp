@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "sampling/constraint.h"
+#include "sampling/json_schema.h"
+#include "util/error.h"
 
 using namespace kvscope;
 
@@ -123,8 +126,9 @@ TEST(JsonPrefix, AgreesWithNlohmannOnRandomAndMutatedTexts) {
 }
 
 TEST(JsonConstraint, MasksTokensThatWouldBreakTheTextAndEndsWhenWhole) {
-  auto pieces = std::make_shared<std::vector<std::string>>(
+  auto tp = std::make_shared<const TokenPieces>(
       std::vector<std::string>{"{", "}", "\"", "a", ":", "1", " ", "", ",", "[", "]", "\"a\":", "}}", "x"});
+  const auto* pieces = &tp->pieces;
   const int nv = static_cast<int>(pieces->size());
   auto allowed = [&](JsonConstraint& c) {
     std::vector<float> l(static_cast<size_t>(nv), 0.0f);
@@ -134,7 +138,7 @@ TEST(JsonConstraint, MasksTokensThatWouldBreakTheTextAndEndsWhenWhole) {
       if (std::isfinite(l[static_cast<size_t>(i)])) ids += std::to_string(i) + " ";
     return ids;
   };
-  JsonConstraint c(pieces, true);
+  JsonConstraint c(tp, true);
   EXPECT_EQ(allowed(c), "0 6 ");  // only '{' or whitespace opens an object; the empty piece never
   c.accept(0);
   EXPECT_EQ(allowed(c), "1 2 6 11 ");  // '}', a key's quote, whitespace, '"a":'; not '}}' (nothing follows the close)
@@ -148,7 +152,7 @@ TEST(JsonConstraint, MasksTokensThatWouldBreakTheTextAndEndsWhenWhole) {
   std::mt19937 rng(3);
   int ended = 0;
   for (int walk = 0; walk < 200; ++walk) {
-    JsonConstraint w(pieces, true);
+    JsonConstraint w(tp, true);
     std::string text;
     for (int step = 0; step < 200 && !w.done(); ++step) {
       std::vector<float> l(static_cast<size_t>(nv));
@@ -167,4 +171,152 @@ TEST(JsonConstraint, MasksTokensThatWouldBreakTheTextAndEndsWhenWhole) {
     }
   }
   EXPECT_GT(ended, 50);
+}
+
+// ---- JSON schema ----
+
+namespace {
+
+nlohmann::ordered_json person_schema() {
+  return nlohmann::ordered_json::parse(R"({
+    "type": "object", "title": "Person",
+    "properties": {
+      "name": {"type": "string"}, "age": {"type": "integer"}, "mood": {"enum": ["happy", "sad", 12, 1]},
+      "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}, "ok": {"type": "boolean"},
+      "spouse": {"type": ["string", "null"]}, "score": {"type": "number"}, "pet": {"$ref": "#/$defs/Pet"}
+    },
+    "required": ["name", "age"],
+    "$defs": {"Pet": {"type": "object", "properties": {"kind": {"const": "cat"}, "any": {}}}}
+  })");
+}
+
+size_t schema_accepted(const JsonSchema& s, const std::string& text) {
+  SchemaCursor c(s);
+  for (size_t i = 0; i < text.size(); ++i)
+    if (!c.push(static_cast<unsigned char>(text[i]))) return i;
+  return text.size();
+}
+bool schema_whole(const JsonSchema& s, const std::string& text) {
+  SchemaCursor c(s);
+  return c.push(text) && c.ended();
+}
+
+// What the test schema asks, checked on the parsed value and its text (independent of the cursor).
+bool is_person(const nlohmann::json& v, const std::string& text) {
+  // An integer beyond int64 parses as a double: its text decides (no fraction, no exponent).
+  const size_t a = text.find("\"age\":") + 6, b = text.find(",\"mood\":");
+  if (a < 6 || b == std::string::npos || text.substr(a, b - a).find_first_of(".eE") != std::string::npos) return false;
+  const std::vector<std::string> keys = {"name", "age", "mood", "tags", "ok", "spouse", "score", "pet"};
+  if (!v.is_object() || v.size() != keys.size()) return false;
+  for (const auto& k : keys)
+    if (!v.contains(k)) return false;
+  const auto& m = v["mood"];
+  const auto& p = v["pet"];
+  return v["name"].is_string() && v["age"].is_number() &&
+         (m == "happy" || m == "sad" || m == 12 || m == 1) && v["tags"].is_array() && v["tags"].size() <= 2 &&
+         std::all_of(v["tags"].begin(), v["tags"].end(), [](const auto& t) { return t.is_string(); }) && v["ok"].is_boolean() &&
+         (v["spouse"].is_string() || v["spouse"].is_null()) && v["score"].is_number() && p.is_object() && p.size() == 2 &&
+         p["kind"] == "cat" && p.contains("any");
+}
+
+}  // namespace
+
+TEST(JsonSchema, AcceptsWhatTheSchemaDescribesInItsOrder) {
+  const JsonSchema s(person_schema());
+  const std::string good =
+      R"({"name":"Al \"x\" \u00e9","age":-30,"mood":"happy","tags":["a","b"],"ok":true,"spouse":null,"score":1.5e3,)"
+      R"("pet":{"kind":"cat","any":[1,{"z":null}]}})";
+  EXPECT_TRUE(schema_whole(s, good));
+  EXPECT_TRUE(is_person(nlohmann::json::parse(good), good));
+  // An enum value that is a prefix of another (1 and 12) ends where the next byte cannot extend it.
+  const std::string happy = R"("happy")";
+  std::string one = good;
+  one.replace(one.find(happy), happy.size(), "1");
+  EXPECT_TRUE(schema_whole(s, one)) << one;
+  std::string twelve = good;
+  twelve.replace(twelve.find(happy), happy.size(), "12");
+  EXPECT_TRUE(schema_whole(s, twelve)) << twelve;
+}
+
+TEST(JsonSchema, RefusesTheFirstByteThatBreaksIt) {
+  const JsonSchema s(person_schema());
+  const std::string head = R"({"name":"A","age":)";
+  const std::string tags = head + R"(3,"mood":"sad","tags":)";
+  const std::pair<std::string, size_t> cases[] = {
+      {R"({"age":1)", 2},                                     // properties come in the schema's order
+      {head + "3.5", head.size() + 1},                        // an integer has no fraction
+      {head + R"(3,"mood":"angry")", head.size() + 10},       // not in the enum: refused at its first wrong byte
+      {head + R"(3,"mood":13)", head.size() + 10},
+      {tags + R"(["a","b",)", tags.size() + 8},               // maxItems 2
+      {tags + "[1", tags.size() + 1},
+      {tags + R"([],"ok":1)", tags.size() + 8},
+      {tags + R"([],"ok":false,"spouse":5)", tags.size() + 23},
+      {head + " 3", head.size()},                             // compact: no whitespace between tokens
+      {head + "3 ", head.size() + 1},
+      {R"({"name":"A"})", 11},                                // every property is written
+  };
+  for (const auto& [text, at] : cases) EXPECT_EQ(schema_accepted(s, text), at) << text;
+}
+
+TEST(JsonSchema, CompilesOrNamesWhatItCannotServe) {
+  auto refused = [](const char* schema, const char* needle) {
+    try {
+      JsonSchema s(nlohmann::ordered_json::parse(schema));
+      ADD_FAILURE() << "accepted: " << schema;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  refused(R"({"type":"string","pattern":"a+"})", "keyword 'pattern' is not supported");
+  refused(R"({"type":"integer","minimum":3})", "keyword 'minimum'");
+  refused(R"({"anyOf":[{"type":"string"},{"type":"object","properties":{"a":{"type":"string"}}},{"type":"string"}]})", "alternatives");
+  refused(R"({"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}}}}})", "recursive");
+  refused(R"({"$ref":"https://example.com/s.json"})", "only references into the document");
+  refused(R"({"type":"object","properties":{"a":{}},"required":["b"]})", "not among the properties");
+  refused(R"({"type":"thing"})", "unknown type");
+  refused(R"({"enum":[]})", "empty");
+  // Fixed alternatives merge into one set even when they share a first byte.
+  const JsonSchema merged(nlohmann::ordered_json::parse(R"({"anyOf":[{"const":"a"},{"const":"b"},{"type":"null"}]})"));
+  EXPECT_TRUE(schema_whole(merged, R"("b")"));
+  EXPECT_TRUE(schema_whole(merged, "null"));
+  EXPECT_EQ(schema_accepted(merged, R"("c")"), 1u);
+}
+
+TEST(SchemaConstraint, RandomWalksWriteOnlyWhatTheSchemaAccepts) {
+  std::vector<std::string> pieces = {"{", "}", "\"", ":", ",", "[", "]", "1", "2", ".", "-", "true", "false", "null", "tr", "ue",
+                                     " ", "", "\"name\":", "\"age\":", "\"mood\":\"", "happy", "sad", "\",\"", "cat", "kind",
+                                     "\\", "12", "}}", "\"}"};
+  for (char c = 'a'; c <= 'z'; ++c) pieces.emplace_back(1, c);
+  auto tp = std::make_shared<const TokenPieces>(pieces);
+  auto schema = std::make_shared<const JsonSchema>(person_schema());
+  std::mt19937 rng(5);
+  int ended = 0;
+  for (int walk = 0; walk < 300; ++walk) {
+    SchemaConstraint w(tp, schema);
+    std::string text;
+    const int nv = static_cast<int>(tp->pieces.size());
+    for (int step = 0; step < 400 && !w.done(); ++step) {
+      std::vector<float> l(static_cast<size_t>(nv));
+      for (auto& x : l) x = std::uniform_real_distribution<float>(0, 1)(rng);
+      ASSERT_TRUE(w.mask(l.data(), nv)) << "no token may follow " << text;
+      int best = 0;
+      for (int i = 1; i < nv; ++i)
+        if (l[static_cast<size_t>(i)] > l[static_cast<size_t>(best)]) best = i;
+      ASSERT_TRUE(std::isfinite(l[static_cast<size_t>(best)])) << text;
+      w.accept(best);
+      text += tp->pieces[static_cast<size_t>(best)];
+      ASSERT_EQ(schema_accepted(*schema, text), text.size()) << text;
+    }
+    if (w.done()) {
+      ++ended;
+      nlohmann::json v;
+      try {
+        v = nlohmann::json::parse(text);
+      } catch (const nlohmann::json::out_of_range&) {
+        continue;  // a well-formed number beyond double's range ("1e999"): nlohmann's limit
+      }
+      EXPECT_TRUE(is_person(v, text)) << text;
+    }
+  }
+  EXPECT_GT(ended, 30);
 }

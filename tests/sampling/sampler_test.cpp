@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -116,6 +117,37 @@ TEST(Sampler, BadParametersAreNamed) {
   bad([](SamplingParams& p) { p.top_k = -3; }, "top_k");
   bad([](SamplingParams& p) { p.repeat_penalty = 0; }, "repeat_penalty");
   bad([](SamplingParams& p) { p.presence_penalty = 3; }, "presence_penalty");
+}
+
+TEST(Sampler, UntruncatedDrawsFollowTheDistribution) {
+  // No top-k, top-p or min-p (OpenAI's defaults) skips the sort; the draws must still follow
+  // softmax(logits / T), as the sorted path's do.
+  const auto l = logits_of({0.0f, std::log(2.0f), std::log(3.0f), -std::numeric_limits<float>::infinity(), std::log(4.0f)});
+  for (const bool sorted : {false, true}) {
+    SamplingParams p;
+    p.temperature = 1.0f;
+    p.top_k = 0;
+    p.min_p = 0;
+    p.top_p = sorted ? 0.99999f : 1.0f;
+    p.seed = 9;
+    Sampler s(p);
+    std::map<int32_t, int> seen;
+    const int n = 40000;
+    for (int i = 0; i < n; ++i) seen[s.sample(l.data(), 5, {})]++;
+    EXPECT_EQ(seen.count(3), 0u) << sorted;
+    for (const auto& [id, want] : std::map<int32_t, double>{{0, 0.1}, {1, 0.2}, {2, 0.3}, {4, 0.4}})
+      EXPECT_NEAR(seen[id] / double(n), want, 0.01) << "token " << id << (sorted ? " sorted" : " unsorted");
+  }
+  // Temperature still sharpens: at T = 0.5 the weights are squared (1, 4, 9, 16 over 30).
+  SamplingParams p;
+  p.temperature = 0.5f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0;
+  Sampler s(p);
+  int top = 0;
+  for (int i = 0; i < 30000; ++i) top += s.sample(l.data(), 5, {}) == 4;
+  EXPECT_NEAR(top / 30000.0, 16.0 / 30.0, 0.015);
 }
 
 TEST(Sampler, LogitBiasSteersBansAndIsChecked) {

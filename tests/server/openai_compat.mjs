@@ -92,6 +92,20 @@ await check('n choices and logit_bias', async () => {
   assert.equal(new Set(b.choices[0].logprobs.tokens).size, 1);
 });
 
+await check('structured output: json_schema', async () => {
+  const r = await client.chat.completions.create({
+    ...chatBody,
+    max_tokens: 40,
+    response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: { type: 'object', properties: { ok: { type: 'boolean' }, level: { enum: ['low', 'high'] } }, required: ['ok', 'level'] } } },
+  });
+  const text = r.choices[0].message.content;
+  assert.equal(r.choices[0].finish_reason, 'stop', text);
+  const v = JSON.parse(text);
+  assert.deepEqual(Object.keys(v), ['ok', 'level']);
+  assert.equal(typeof v.ok, 'boolean');
+  assert.ok(['low', 'high'].includes(v.level));
+});
+
 await check('stream abandoned by the client', async () => {
   const s = await client.completions.create({ model: 'default', prompt: 'A very long story', max_tokens: 400, temperature: 0, stream: true });
   for await (const c of s) break;  // leaving the loop aborts the request

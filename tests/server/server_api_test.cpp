@@ -455,6 +455,47 @@ TEST(ServerApi, JsonObjectResponseFormat) {
   EXPECT_FALSE(json::accept(plain.j()["choices"][0]["text"].get<std::string>()));
 }
 
+TEST(ServerApi, JsonSchemaResponseFormat) {
+  // Properties in the schema's order (not sorted: "zeta" first), every one written, the types kept.
+  const std::string schema_text = R"({"type":"object","properties":{"zeta":{"type":"string"},"count":{"type":"integer"},)"
+                                  R"("flag":{"type":"boolean"},"kind":{"enum":["a","b"]},"list":{"type":"array","items":{"type":"null"},"maxItems":2}},)"
+                                  R"("required":["zeta"]})";
+  json bias = json::object();
+  const tok::Tokenizer& tk = model().tokenizer();
+  for (int id = 0; id < tk.n_vocab(); ++id) {  // strings and numbers close sooner on the test model
+    const std::string p = tk.token_to_piece(id);
+    if (p == "\"" || p == "," || p == "\",") bias[std::to_string(id)] = 8;
+  }
+  ASSERT_FALSE(bias.empty());
+  int closed = 0;
+  for (int seed = 0; seed < 8; ++seed) {
+    // Sent as raw text: the server must take the property order from the body as written.
+    const std::string body = R"({"messages":[{"role":"user","content":"JSON please"}],"max_tokens":160,"seed":)" +
+                             std::to_string(seed) + R"(,"logit_bias":)" + bias.dump() +
+                             R"(,"response_format":{"type":"json_schema","json_schema":{"name":"t","strict":true,"schema":)" +
+                             schema_text + "}}}";
+    HttpConn c(port());
+    HttpResponse r;
+    ASSERT_TRUE(c.send("POST", "/v1/chat/completions", body));
+    ASSERT_TRUE(c.read_head(r));
+    r.body = c.read_body();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json ch = r.j()["choices"][0];
+    const std::string text = ch["message"]["content"];
+    EXPECT_EQ(text.rfind("{\"zeta\":\"", 0), 0u) << text;
+    if (ch["finish_reason"] == "stop") {
+      ++closed;
+      const json v = json::parse(text);
+      EXPECT_TRUE(v["zeta"].is_string() && v["count"].is_number_integer() && v["flag"].is_boolean()) << text;
+      EXPECT_TRUE(v["kind"] == "a" || v["kind"] == "b") << text;
+      EXPECT_TRUE(v["list"].is_array() && v["list"].size() <= 2) << text;
+      EXPECT_EQ(text.find("\"count\""), text.find(",\"count\"") + 1) << text;  // right after zeta's value
+      EXPECT_EQ(text, nlohmann::ordered_json::parse(text).dump()) << "compact";
+    }
+  }
+  EXPECT_GT(closed, 0);
+}
+
 TEST(ServerApi, PrefixCacheAndSessions) {
   std::string prompt;
   for (int i = 0; i < 12; ++i) prompt += "shared prefix words ";

@@ -96,10 +96,16 @@ TEST(ServerErrors, UnsupportedFieldsThatMatter) {
 }
 
 TEST(ServerErrors, ResponseFormatsNotServedAreNamed) {
+  auto schema_format = [](const json& schema) {
+    return json{{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}};
+  };
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}})),
-               400, "unsupported_parameter", "response_format");
-  expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_object"}, {"schema", json::object()}})),
-               400, "unsupported_parameter", "response_format");
+               400, "invalid_value", "response_format");
+  auto pattern = post(port(), "/v1/completions", with(ok_body, "response_format", schema_format({{"type", "string"}, {"pattern", "a+"}})));
+  expect_error(pattern, 400, "unsupported_value", "response_format");
+  EXPECT_NE(pattern.body.find("keyword 'pattern' is not supported"), std::string::npos) << pattern.body;
+  expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_object"}, {"schema", {{"type", "wat"}}}})),
+               400, "unsupported_value", "response_format");
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "xml"}})), 400, "invalid_value",
                "response_format");
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", "json")), 400, "invalid_type", "response_format");
