@@ -896,10 +896,15 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   if (!whole.schema_in_body.empty()) {
     // Compiled from the body as written: an object's properties are generated in the schema's order.
     const auto ordered = nlohmann::ordered_json::parse(req.body);
-    const auto& rf = ordered["response_format"];
-    const auto& schema = whole.schema_in_body == "json_schema" ? rf["json_schema"]["schema"] : rf["schema"];
+    // The two parses keep different copies of a repeated key (the last, the first): look, don't assume.
+    auto member = [](const nlohmann::ordered_json* o, const char* k) -> const nlohmann::ordered_json* {
+      return o && o->is_object() && o->contains(k) ? &(*o)[k] : nullptr;
+    };
+    const auto* rf = member(&ordered, "response_format");
+    const auto* schema = whole.schema_in_body == "json_schema" ? member(member(rf, "json_schema"), "schema") : member(rf, "schema");
+    if (!schema) throw invalid_request("'response_format' is given more than once", "response_format", "invalid_value");
     try {
-      whole.schema = std::make_shared<const JsonSchema>(schema);
+      whole.schema = std::make_shared<const JsonSchema>(*schema);
     } catch (const InputError& e) {
       throw invalid_request(std::string("'response_format': ") + e.what(), "response_format", "unsupported_value");
     }

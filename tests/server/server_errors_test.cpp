@@ -108,6 +108,18 @@ TEST(ServerErrors, ResponseFormatsNotServedAreNamed) {
                400, "unsupported_value", "response_format");
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "xml"}})), 400, "invalid_value",
                "response_format");
+  // A repeated key, in either order: the request is served by one reading of it or refused, never a crash.
+  const std::string text_rf = R"("response_format":{"type":"text"})";
+  const std::string schema_rf = R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"string"}}})";
+  for (const auto& [a, b] : {std::pair{text_rf, schema_rf}, std::pair{schema_rf, text_rf}}) {
+    HttpConn conn(port());
+    HttpResponse r;
+    ASSERT_TRUE(conn.send("POST", "/v1/completions", R"({"prompt":"x","max_tokens":2,)" + a + "," + b + "}"));
+    ASSERT_TRUE(conn.read_head(r));
+    r.body = conn.read_body();
+    EXPECT_TRUE(r.status == 200 || (r.status == 400 && r.body.find("more than once") != std::string::npos)) << r.body;
+  }
+  EXPECT_EQ(post(port(), "/v1/completions", ok_body).status, 200);  // still serving
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", "json")), 400, "invalid_type", "response_format");
   EXPECT_EQ(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "text"}})).status, 200);
 }
