@@ -418,7 +418,7 @@ bool Engine::step() {
       continue;
     }
     if (s->n_generated == 0 && s->req.first_token_allowed) keep_only(lg, nv, *s->req.first_token_allowed);
-    if (TokenConstraint* c = s->req.constraint.get(); c && (c->done() || !c->mask(lg, nv))) {
+    if (s->req.constraint && !s->req.constraint->mask(lg, nv)) {  // nothing may follow
       finish(s, StopReason::Stop, events);
       continue;
     }

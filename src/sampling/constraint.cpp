@@ -9,28 +9,31 @@ namespace {
 
 constexpr int kMaxWhitespaceRun = 16;  // JSON's whitespace is free; a sampled model must not pad forever
 
-// Marks the tokens whose bytes `state` accepts; the rest go to -infinity. One trial per first byte
-// rules out whole groups before any token of them is tried.
+// Pushes to -infinity every token whose bytes `state` refuses. One trial per first byte rules out a
+// whole group before any token of it is tried.
 template <class State>
 bool mask_by_state(const State& state, const TokenPieces& tp, float* logits, int n_vocab) {
-  std::vector<uint8_t> ok(static_cast<size_t>(n_vocab), 0);
+  constexpr float kOut = -std::numeric_limits<float>::infinity();
+  for (int32_t id : tp.without_bytes)
+    if (id < n_vocab) logits[id] = kOut;
+  for (int id = static_cast<int>(tp.pieces.size()); id < n_vocab; ++id) logits[id] = kOut;
   bool any = false;
   for (int b = 0; b < 256; ++b) {
     const auto& group = tp.by_first_byte[static_cast<size_t>(b)];
-    if (group.empty()) continue;
     State after = state;
-    if (!after.push(static_cast<unsigned char>(b))) continue;
+    const bool opens = !group.empty() && after.push(static_cast<unsigned char>(b));
     for (int32_t id : group) {
       if (id >= n_vocab) continue;
-      State trial = after;
-      if (trial.push(std::string_view(tp.pieces[static_cast<size_t>(id)]).substr(1))) {
-        ok[static_cast<size_t>(id)] = 1;
-        any = true;
+      if (opens) {
+        State trial = after;
+        if (trial.push(std::string_view(tp.pieces[static_cast<size_t>(id)]).substr(1))) {
+          any = true;
+          continue;
+        }
       }
+      logits[id] = kOut;
     }
   }
-  for (int id = 0; id < n_vocab; ++id)
-    if (!ok[static_cast<size_t>(id)]) logits[id] = -std::numeric_limits<float>::infinity();
   return any;
 }
 
@@ -38,7 +41,8 @@ bool mask_by_state(const State& state, const TokenPieces& tp, float* logits, int
 
 TokenPieces::TokenPieces(std::vector<std::string> p) : pieces(std::move(p)) {
   for (size_t id = 0; id < pieces.size(); ++id)
-    if (!pieces[id].empty()) by_first_byte[static_cast<unsigned char>(pieces[id][0])].push_back(static_cast<int32_t>(id));
+    (pieces[id].empty() ? without_bytes : by_first_byte[static_cast<unsigned char>(pieces[id][0])])
+        .push_back(static_cast<int32_t>(id));
 }
 
 JsonConstraint::JsonConstraint(std::shared_ptr<const TokenPieces> pieces, bool object_only)

@@ -25,11 +25,12 @@ class TokenConstraint {
 
 // Each token's bytes as the detokenizer writes them, grouped by first byte so that a mask tries
 // one byte for a whole group before it tries the group's tokens. Built once per model. Tokens
-// without bytes (control tokens, end of generation) are in no group: never allowed.
+// without bytes (control tokens, end of generation) are never allowed.
 struct TokenPieces {
   explicit TokenPieces(std::vector<std::string> pieces);
   std::vector<std::string> pieces;
   std::array<std::vector<int32_t>, 256> by_first_byte;
+  std::vector<int32_t> without_bytes;  // never allowed
 };
 
 // JSON output (a JSON object with object_only, as OpenAI's json_object mode asks): a token is

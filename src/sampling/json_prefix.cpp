@@ -190,18 +190,8 @@ bool JsonPrefix::push(unsigned char c) {
       }
       return false;
     case St::NumZero:
-      if (c == '.') {
-        st_ = St::NumDot;
-        return true;
-      }
-      if (c == 'e' || c == 'E') {
-        st_ = St::NumE;
-        return true;
-      }
-      if (is_digit(c)) return false;  // no leading zeros
-      return end_number(c);
     case St::NumInt:
-      if (is_digit(c)) return true;
+      if (is_digit(c)) return st_ == St::NumInt;  // no leading zeros
       if (c == '.') {
         st_ = St::NumDot;
         return true;

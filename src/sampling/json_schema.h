@@ -11,7 +11,6 @@
 // deprecated, readOnly, writeOnly. Any other keyword (pattern, format, minimum ...) is refused by
 // name, so no constraint is silently dropped.
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -60,24 +59,13 @@ class JsonSchema {
 };
 
 // A position in a compiled schema: a stack of nodes being read, and the JSON syntax state of the
-// value being read at the top (strings, numbers, free values). Small to copy, so masks try tokens
-// on copies.
+// value being read at the top (strings, numbers, free values). Trivially copyable (under 1 KB), so
+// masks try tokens on copies.
 class SchemaCursor {
  public:
   static constexpr int kMaxFrames = 48;
   SchemaCursor() = default;
   explicit SchemaCursor(const JsonSchema& s);
-  // Copies only the frames in use: a mask makes one copy per candidate token.
-  SchemaCursor(const SchemaCursor& o) : schema_(o.schema_), depth_(o.depth_), leaf_(o.leaf_) {
-    std::copy_n(o.frames_, depth_, frames_);
-  }
-  SchemaCursor& operator=(const SchemaCursor& o) {
-    schema_ = o.schema_;
-    depth_ = o.depth_;
-    leaf_ = o.leaf_;
-    std::copy_n(o.frames_, depth_, frames_);
-    return *this;
-  }
   bool push(unsigned char c);
   bool push(std::string_view s) {
     for (unsigned char c : s)

@@ -640,7 +640,6 @@ struct Choices {
   json merged() const {
     json j = *bodies[0];
     json choices = json::array();
-    int prompt = 0, completion = 0, reasoning = 0;
     for (size_t i = 0; i < bodies.size(); ++i) {
       json c = (*bodies[i])["choices"][0];
       c["index"] = static_cast<int>(i);
@@ -648,17 +647,9 @@ struct Choices {
       // top-level one stays choice 0's.
       if (bodies[i]->contains("kvscope")) c["kvscope"] = (*bodies[i])["kvscope"];
       choices.push_back(std::move(c));
-      const json& u = (*bodies[i])["usage"];
-      if (leader(i)) prompt += u.value("prompt_tokens", 0);
-      completion += u.value("completion_tokens", 0);
-      if (u.contains("completion_tokens_details")) reasoning += u["completion_tokens_details"].value("reasoning_tokens", 0);
     }
     j["choices"] = std::move(choices);
-    json& u = j["usage"];
-    u["prompt_tokens"] = prompt;
-    u["completion_tokens"] = completion;
-    u["total_tokens"] = prompt + completion;
-    if (u.contains("completion_tokens_details")) u["completion_tokens_details"]["reasoning_tokens"] = reasoning;
+    j["usage"] = usage().to_json();
     return j;
   }
   Usage usage() const {
@@ -893,7 +884,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   } catch (const InputError& e) {
     throw invalid_request(e.what(), "logit_bias", "invalid_value");
   }
-  if (!whole.schema_in_body.empty()) {
+  if (whole.schema_at != GenRequest::SchemaAt::None) {
     // Compiled from the body as written: an object's properties are generated in the schema's order.
     const auto ordered = nlohmann::ordered_json::parse(req.body);
     // The two parses keep different copies of a repeated key (the last, the first): look, don't assume.
@@ -901,7 +892,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
       return o && o->is_object() && o->contains(k) ? &(*o)[k] : nullptr;
     };
     const auto* rf = member(&ordered, "response_format");
-    const auto* schema = whole.schema_in_body == "json_schema" ? member(member(rf, "json_schema"), "schema") : member(rf, "schema");
+    const auto* schema = whole.schema_at == GenRequest::SchemaAt::JsonSchema ? member(member(rf, "json_schema"), "schema") : member(rf, "schema");
     if (!schema) throw invalid_request("'response_format' is given more than once", "response_format", "invalid_value");
     try {
       whole.schema = std::make_shared<const JsonSchema>(*schema);
@@ -919,144 +910,144 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
 
   // One prompt's exchange: its tokens, reasoning plan, limits and anomaly score.
   auto prepare = [&](GenRequest one) -> std::shared_ptr<Exchange> {
-  auto x = std::make_shared<Exchange>();
-  x->srv = this;
-  x->body = request_body;
-  x->g = std::move(one);
-  GenRequest& g = x->g;
-  x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
-  // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
-  const reasoning::FormatKind kind = reasoning.kind;
-  // kvscope's "reasoning" modes on a format with efforts are its efforts for them (effort_for_mode;
-  // levels: low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
-  if (!g.reasoning.empty() && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
-    if (g.effort) throw invalid_request("give one of 'reasoning' and 'reasoning_effort'", "reasoning", "invalid_value");
-    g.effort = g.reasoning == "auto" ? Effort::Auto : reasoning::effort_for_mode(kind, *parse_mode(g.reasoning));
-    g.reasoning.clear();
-  }
-  if (g.reasoning.empty()) {
-    reasoning::PlanRequest pr{g.effort, g.enable_thinking, g.thinking_budget};
-    if (!g.reasoning_requested() && opt.reasoning_budget && ep == Endpoint::Chat) pr.budget = opt.reasoning_budget;
-    try {
-      x->plan = reasoning::plan(kind, pr, opt.effort_budgets);
-    } catch (const InputError& e) {
-      const char* param = g.effort ? "reasoning_effort" : g.thinking_budget ? "thinking_token_budget" : "chat_template_kwargs";
-      throw invalid_request(e.what(), param, "unsupported_value");
+    auto x = std::make_shared<Exchange>();
+    x->srv = this;
+    x->body = request_body;
+    x->g = std::move(one);
+    GenRequest& g = x->g;
+    x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
+    // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
+    const reasoning::FormatKind kind = reasoning.kind;
+    // kvscope's "reasoning" modes on a format with efforts are its efforts for them (effort_for_mode;
+    // levels: low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
+    if (!g.reasoning.empty() && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
+      if (g.effort) throw invalid_request("give one of 'reasoning' and 'reasoning_effort'", "reasoning", "invalid_value");
+      g.effort = g.reasoning == "auto" ? Effort::Auto : reasoning::effort_for_mode(kind, *parse_mode(g.reasoning));
+      g.reasoning.clear();
     }
-    if (kind != reasoning::FormatKind::None && g.reasoning_requested() && g.token_prompt)
-      throw invalid_request("reasoning options need a text prompt (the engine writes the think block after it)",
-                            g.effort ? "reasoning_effort" : "prompt", "invalid_value");
-    if (g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope && !reasoning.difficulty)
-      throw invalid_request("reasoning_effort 'auto' needs a difficulty estimator for this model (reasoning format '" +
-                                std::string(reasoning::format_name(kind)) +
-                                "'): start the server with --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)",
-                            "reasoning_effort", "unsupported_value");
-    // A completion asked for no reasoning continues the raw text: no think block, no split, no count.
-    if (ep == Endpoint::Completions && !x->plan.requested) x->plan = reasoning::ReasoningPlan{};
-    // The embedded model's levels are its mode lines: the adaptive run carries them (and auto).
-    if (kind == reasoning::FormatKind::Kvscope && g.reasoning_requested() && !g.token_prompt)
-      g.reasoning = g.effort == Effort::Auto ? "auto" : std::string(mode_name(x->plan.mode));
-  } else if (kind == reasoning::FormatKind::Kvscope) {
-    if (g.reasoning != "auto") x->plan = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, *parse_mode(g.reasoning)));
-    x->plan.requested = true;
-  }
-  // auto on a format other than the embedded model's: the adaptive run chooses among its efforts.
-  const bool think_auto = g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope;
-  if (think_auto) {
-    ReasoningRun::FormatHooks hooks;
-    hooks.kind = kind;
-    hooks.question_tokens = tokenize(g);  // the prompt before any think block: what the estimate pools
-    hooks.render = [this, gc = g, kind](Mode m) {
-      const auto pl = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), reasoning.budgets);
-      return tokenize(gc, &pl);
-    };
-    const auto& c = reasoning.controller;
-    const std::string key = "effort=auto;format=" + std::string(reasoning::format_name(kind)) +
-                            ";fast=" + std::to_string(c.fast_at_most) + ";slow=" + std::to_string(c.slow_above) +
-                            ";conf=" + std::to_string(c.min_confidence) + ";temp=" + std::to_string(g.sampling.temperature) +
-                            ";max=" + std::to_string(g.max_tokens) + bias_key(g.sampling) + ";endpoint=" + endpoint_name(ep);
-    x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, "auto", prompt_text(g), x->salt, key, nullptr, hooks);
-    x->prompt = x->rr->prompt();
-    x->plan = x->rr->attempt_plan();
-    metrics.reasoning_started[0].fetch_add(1, std::memory_order_relaxed);
-  }
-  x->split_output = ep == Endpoint::Chat && x->plan.format != reasoning::FormatKind::None;
-  if (x->split_output) x->split = x->fresh_splitter();
-  if (x->plan.format != reasoning::FormatKind::None && !x->rr) x->tracker = &x->own_tracker.emplace(x->plan);
-  if (think_auto) {
-  } else if (!g.reasoning.empty()) {
-    // Chat: the last user message is the question; the reasoning text (question + mode line) takes
-    // its place and the chat template renders the conversation around it.
-    std::string question;
-    ReasoningRun::Render render;
-    if (g.endpoint == Endpoint::Chat) {
-      int last_user = -1;
-      for (size_t i = 0; i < g.messages.size(); ++i)
-        if (g.messages[i].role == "user") last_user = static_cast<int>(i);
-      if (last_user < 0 || g.messages[last_user].content.empty())
-        throw invalid_request("'reasoning' needs a user message (the question)", "messages", "invalid_value");
-      question = g.messages[last_user].content;
-      render = [this, msgs = g.messages, last_user](const std::string& text) {
-        GenRequest c;
-        c.endpoint = Endpoint::Chat;
-        c.messages = msgs;
-        c.messages[last_user].content = text;
-        return tokenize(c);
+    if (g.reasoning.empty()) {
+      reasoning::PlanRequest pr{g.effort, g.enable_thinking, g.thinking_budget};
+      if (!g.reasoning_requested() && opt.reasoning_budget && ep == Endpoint::Chat) pr.budget = opt.reasoning_budget;
+      try {
+        x->plan = reasoning::plan(kind, pr, opt.effort_budgets);
+      } catch (const InputError& e) {
+        const char* param = g.effort ? "reasoning_effort" : g.thinking_budget ? "thinking_token_budget" : "chat_template_kwargs";
+        throw invalid_request(e.what(), param, "unsupported_value");
+      }
+      if (kind != reasoning::FormatKind::None && g.reasoning_requested() && g.token_prompt)
+        throw invalid_request("reasoning options need a text prompt (the engine writes the think block after it)",
+                              g.effort ? "reasoning_effort" : "prompt", "invalid_value");
+      if (g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope && !reasoning.difficulty)
+        throw invalid_request("reasoning_effort 'auto' needs a difficulty estimator for this model (reasoning format '" +
+                                  std::string(reasoning::format_name(kind)) +
+                                  "'): start the server with --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)",
+                              "reasoning_effort", "unsupported_value");
+      // A completion asked for no reasoning continues the raw text: no think block, no split, no count.
+      if (ep == Endpoint::Completions && !x->plan.requested) x->plan = reasoning::ReasoningPlan{};
+      // The embedded model's levels are its mode lines: the adaptive run carries them (and auto).
+      if (kind == reasoning::FormatKind::Kvscope && g.reasoning_requested() && !g.token_prompt)
+        g.reasoning = g.effort == Effort::Auto ? "auto" : std::string(mode_name(x->plan.mode));
+    } else if (kind == reasoning::FormatKind::Kvscope) {
+      if (g.reasoning != "auto") x->plan = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, *parse_mode(g.reasoning)));
+      x->plan.requested = true;
+    }
+    // auto on a format other than the embedded model's: the adaptive run chooses among its efforts.
+    const bool think_auto = g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope;
+    if (think_auto) {
+      ReasoningRun::FormatHooks hooks;
+      hooks.kind = kind;
+      hooks.question_tokens = tokenize(g);  // the prompt before any think block: what the estimate pools
+      hooks.render = [this, gc = g, kind](Mode m) {
+        const auto pl = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), reasoning.budgets);
+        return tokenize(gc, &pl);
       };
-    } else {
-      if (g.prompt.empty()) throw invalid_request("the prompt is empty", "prompt", "invalid_value");
-      question = g.prompt;
+      const auto& c = reasoning.controller;
+      const std::string key = "effort=auto;format=" + std::string(reasoning::format_name(kind)) +
+                              ";fast=" + std::to_string(c.fast_at_most) + ";slow=" + std::to_string(c.slow_above) +
+                              ";conf=" + std::to_string(c.min_confidence) + ";temp=" + std::to_string(g.sampling.temperature) +
+                              ";max=" + std::to_string(g.max_tokens) + bias_key(g.sampling) + ";endpoint=" + endpoint_name(ep);
+      x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, "auto", prompt_text(g), x->salt, key, nullptr, hooks);
+      x->prompt = x->rr->prompt();
+      x->plan = x->rr->attempt_plan();
+      metrics.reasoning_started[0].fetch_add(1, std::memory_order_relaxed);
     }
-    // What decides the mode besides the question: the thresholds and the generation parameters.
-    const auto& c = reasoning.controller;
-    const std::string key = "reasoning=" + g.reasoning + ";fast=" + std::to_string(c.fast_at_most) +
-                            ";slow=" + std::to_string(c.slow_above) + ";conf=" + std::to_string(c.min_confidence) +
-                            ";temp=" + std::to_string(g.sampling.temperature) + ";max=" + std::to_string(g.max_tokens) +
-                            bias_key(g.sampling);
-    x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, g.reasoning, question, x->salt,
-                                           key + ";endpoint=" + (g.endpoint == Endpoint::Chat ? "chat" : "text"), render);
-    x->prompt = x->rr->prompt();
-    const char* modes[] = {"auto", "fast", "mixed", "slow"};
-    for (int i = 0; i < 4; ++i)
-      if (g.reasoning == modes[i]) metrics.reasoning_started[i].fetch_add(1, std::memory_order_relaxed);
-  } else {
-    const bool with_plan = x->plan.format != reasoning::FormatKind::None && (ep == Endpoint::Chat || x->plan.requested);
-    x->prompt = tokenize(g, with_plan ? &x->plan : nullptr);
-  }
-  const int n_prompt = static_cast<int>(x->prompt.size());
-  const int limit = engine->max_seq_tokens();
-  if (n_prompt == 0) throw invalid_request("the prompt is empty", ep == Endpoint::Chat ? "messages" : "prompt", "invalid_value");
-  if (n_prompt >= limit)
-    throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however the prompt has " +
-                              std::to_string(n_prompt) + " tokens (at least one must be left to generate)",
-                          ep == Endpoint::Chat ? "messages" : "prompt", "context_length_exceeded");
-  int max_tokens = g.max_tokens;
-  if (max_tokens == 0)  // reasoning requests are bounded by the mode's token cap instead
-    max_tokens = opt.default_max_tokens > 0 && !x->rr ? std::min(opt.default_max_tokens, limit - n_prompt)
-                 : ep == Endpoint::Chat || x->rr ? limit - n_prompt
-                                                 : std::min(16, limit - n_prompt);
-  if (static_cast<int64_t>(n_prompt) + max_tokens > limit)
-    throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however you requested " +
-                              std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" + std::to_string(n_prompt) +
-                              " in the prompt, " + std::to_string(max_tokens) + " for the completion)",
-                          "max_tokens", "context_length_exceeded");
+    x->split_output = ep == Endpoint::Chat && x->plan.format != reasoning::FormatKind::None;
+    if (x->split_output) x->split = x->fresh_splitter();
+    if (x->plan.format != reasoning::FormatKind::None && !x->rr) x->tracker = &x->own_tracker.emplace(x->plan);
+    if (think_auto) {
+    } else if (!g.reasoning.empty()) {
+      // Chat: the last user message is the question; the reasoning text (question + mode line) takes
+      // its place and the chat template renders the conversation around it.
+      std::string question;
+      ReasoningRun::Render render;
+      if (g.endpoint == Endpoint::Chat) {
+        int last_user = -1;
+        for (size_t i = 0; i < g.messages.size(); ++i)
+          if (g.messages[i].role == "user") last_user = static_cast<int>(i);
+        if (last_user < 0 || g.messages[last_user].content.empty())
+          throw invalid_request("'reasoning' needs a user message (the question)", "messages", "invalid_value");
+        question = g.messages[last_user].content;
+        render = [this, msgs = g.messages, last_user](const std::string& text) {
+          GenRequest c;
+          c.endpoint = Endpoint::Chat;
+          c.messages = msgs;
+          c.messages[last_user].content = text;
+          return tokenize(c);
+        };
+      } else {
+        if (g.prompt.empty()) throw invalid_request("the prompt is empty", "prompt", "invalid_value");
+        question = g.prompt;
+      }
+      // What decides the mode besides the question: the thresholds and the generation parameters.
+      const auto& c = reasoning.controller;
+      const std::string key = "reasoning=" + g.reasoning + ";fast=" + std::to_string(c.fast_at_most) +
+                              ";slow=" + std::to_string(c.slow_above) + ";conf=" + std::to_string(c.min_confidence) +
+                              ";temp=" + std::to_string(g.sampling.temperature) + ";max=" + std::to_string(g.max_tokens) +
+                              bias_key(g.sampling);
+      x->rr = std::make_unique<ReasoningRun>(reasoning, *engine, g.reasoning, question, x->salt,
+                                             key + ";endpoint=" + (g.endpoint == Endpoint::Chat ? "chat" : "text"), render);
+      x->prompt = x->rr->prompt();
+      const char* modes[] = {"auto", "fast", "mixed", "slow"};
+      for (int i = 0; i < 4; ++i)
+        if (g.reasoning == modes[i]) metrics.reasoning_started[i].fetch_add(1, std::memory_order_relaxed);
+    } else {
+      const bool with_plan = x->plan.format != reasoning::FormatKind::None && (ep == Endpoint::Chat || x->plan.requested);
+      x->prompt = tokenize(g, with_plan ? &x->plan : nullptr);
+    }
+    const int n_prompt = static_cast<int>(x->prompt.size());
+    const int limit = engine->max_seq_tokens();
+    if (n_prompt == 0) throw invalid_request("the prompt is empty", ep == Endpoint::Chat ? "messages" : "prompt", "invalid_value");
+    if (n_prompt >= limit)
+      throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however the prompt has " +
+                                std::to_string(n_prompt) + " tokens (at least one must be left to generate)",
+                            ep == Endpoint::Chat ? "messages" : "prompt", "context_length_exceeded");
+    int max_tokens = g.max_tokens;
+    if (max_tokens == 0)  // reasoning requests are bounded by the mode's token cap instead
+      max_tokens = opt.default_max_tokens > 0 && !x->rr ? std::min(opt.default_max_tokens, limit - n_prompt)
+                   : ep == Endpoint::Chat || x->rr ? limit - n_prompt
+                                                   : std::min(16, limit - n_prompt);
+    if (static_cast<int64_t>(n_prompt) + max_tokens > limit)
+      throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however you requested " +
+                                std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" + std::to_string(n_prompt) +
+                                " in the prompt, " + std::to_string(max_tokens) + " for the completion)",
+                            "max_tokens", "context_length_exceeded");
 
-  // Choices are independent samples of one prompt; a session or an adaptive run follows one sequence.
-  if (n_total > 1 && (x->rr || !g.session_id.empty()))
-    throw invalid_request(std::string(prompts.size() > 1 ? "several prompts are" : "'n' > 1 is") + " not supported with " +
-                              (x->rr ? "a reasoning run (reasoning_effort 'auto', or any effort or 'reasoning' mode on a kvscope-format model)"
-                                     : "a session"),
-                          prompts.size() > 1 ? "prompt" : "n", "unsupported_parameter");
-  // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
-  if ((g.json_object || g.schema) && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
-    throw invalid_request("'response_format' JSON output is not supported while the model reasons: ask for reasoning_effort "
-                          "'none' (or chat_template_kwargs.enable_thinking false)",
-                          "response_format", "unsupported_parameter");
-  // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
-  if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
-  x->max_tokens = max_tokens;
-  x->limit = limit;
-  return x;
+    // Choices are independent samples of one prompt; a session or an adaptive run follows one sequence.
+    if (n_total > 1 && (x->rr || !g.session_id.empty()))
+      throw invalid_request(std::string(prompts.size() > 1 ? "several prompts are" : "'n' > 1 is") + " not supported with " +
+                                (x->rr ? "a reasoning run (reasoning_effort 'auto', or any effort or 'reasoning' mode on a kvscope-format model)"
+                                       : "a session"),
+                            prompts.size() > 1 ? "prompt" : "n", "unsupported_parameter");
+    // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
+    if ((g.json_object || g.schema) && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
+      throw invalid_request("'response_format' JSON output is not supported while the model reasons: ask for reasoning_effort "
+                            "'none' (or chat_template_kwargs.enable_thinking false)",
+                            "response_format", "unsupported_parameter");
+    // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
+    if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
+    x->max_tokens = max_tokens;
+    x->limit = limit;
+    return x;
   };
   std::vector<std::shared_ptr<Exchange>> leaders;  // each prompt's choice 0
   for (const GenRequest& one : prompts) leaders.push_back(prepare(one));
@@ -1064,9 +1055,8 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   const GenRequest& g = x->g;
 
   // Admission: a bounded number in flight (each choice counts); the rest are told to come back.
-  const int n_choices = n_total;
-  if (metrics.in_flight.fetch_add(n_choices) + n_choices > opt.max_queue) {
-    metrics.in_flight.fetch_sub(n_choices);
+  if (metrics.in_flight.fetch_add(n_total) + n_total > opt.max_queue) {
+    metrics.in_flight.fetch_sub(n_total);
     throw ApiError(429, "rate_limit_error",
                    "the server is at capacity (" + std::to_string(opt.max_queue) + " requests in flight); retry later", "",
                    "queue_full");
@@ -1101,14 +1091,14 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
     e.submit(std::move(r));
   };
   std::shared_ptr<Choices> choices;
-  if (n_choices > 1) {
+  if (n_total > 1) {
     choices = std::make_shared<Choices>();
     choices->launch = launch;
     choices->per_prompt = g.n;
     for (const auto& leader : leaders)
       for (int j = 0; j < g.n; ++j) choices->xs.push_back(j == 0 ? leader : leader->clone_for_choice(j, leader->choice + j));
-    choices->bodies.resize(n_choices);
-    choices->ended.assign(n_choices, false);
+    choices->bodies.resize(n_total);
+    choices->ended.assign(n_total, false);
   }
   size_t launched = 0;
   try {
@@ -1116,7 +1106,7 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   } catch (...) {
     // The leaders already running are cancelled by their releaser; the slots of the rest are given back.
     for (size_t k = 0; k < launched; ++k) leaders[k]->abandon();
-    metrics.in_flight.fetch_sub(n_choices - static_cast<int>(launched));
+    metrics.in_flight.fetch_sub(n_total - static_cast<int>(launched));
     throw;
   }
   metrics.requests_total.fetch_add(1, std::memory_order_relaxed);

@@ -256,10 +256,10 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
       if (!js || !js->is_object() || !js->contains("schema"))
         throw invalid_request("'response_format' json_schema needs a 'json_schema' object with a 'schema'", "response_format",
                               "invalid_value");
-      g.schema_in_body = "json_schema";
+      g.schema_at = GenRequest::SchemaAt::JsonSchema;
     } else if (type == "json_object") {
       g.json_object = true;
-      if (rf->contains("schema")) g.schema_in_body = "schema";  // llama.cpp's form
+      if (rf->contains("schema")) g.schema_at = GenRequest::SchemaAt::Schema;  // llama.cpp's form
     } else if (type != "text") {
       throw invalid_request("'response_format' type must be text, json_object or json_schema (got '" + type.substr(0, 64) + "')",
                             "response_format", "invalid_value");

@@ -50,9 +50,9 @@ struct GenRequest {
   int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
   int n = 1;                             // choices, each sampled with seed + its index
   bool json_object = false;              // response_format {"type": "json_object"}: the output is a JSON object
-  // response_format with a JSON schema: where it sits ("json_schema": OpenAI's, "schema": llama.cpp's
-  // json_object form; "" none), and the schema compiled (by the server, from the body in its order).
-  std::string schema_in_body;
+  // response_format with a JSON schema: where it sits (OpenAI's json_schema.schema, or llama.cpp's
+  // json_object form with a schema), and the schema compiled (by the server, from the body in its order).
+  enum class SchemaAt : uint8_t { None, JsonSchema, Schema } schema_at = SchemaAt::None;
   std::shared_ptr<const JsonSchema> schema;
   SamplingParams sampling;
   std::vector<std::string> stop;
