@@ -319,7 +319,8 @@ TEST(ScaleOut, LoadThroughNginxSurvivesAReplicaKilledMidRun) {
   std::vector<json> bodies;
   std::vector<std::string> lone;
   for (int p = 0; p < kPrompts; ++p) {
-    bodies.push_back({{"prompt", tokens(48 + 8 * p, 500 + p)}, {"max_tokens", 24}});
+    // Long enough that replica 2 is still streaming when it is killed, however fast it decodes.
+    bodies.push_back({{"prompt", tokens(48 + 8 * p, 500 + p)}, {"max_tokens", 64}});
     const Answer a = stream_completion(cl.replica(1 + p % 3), bodies.back());
     ASSERT_EQ(a.status, 200);
     ASSERT_TRUE(a.done);
