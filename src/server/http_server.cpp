@@ -446,6 +446,7 @@ int Server::start() {
   if (s.opt.model_path.empty()) throw InputError("no model path given");
   s.model_id = s.opt.model_id.empty() ? std::filesystem::path(s.opt.model_path).stem().string() : s.opt.model_id;
   s.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.setup_sessions();
   s.setup_routes();
   if (s.opt.port == 0) {
     s.port = s.http.bind_to_any_port(s.opt.host);

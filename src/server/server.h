@@ -61,6 +61,10 @@ struct ServerOptions {
   double reject_anomalous = -1;
   int default_max_tokens = 0;        // -n: max_tokens of requests that give none (0: 16 for completions, the context for chat)
   std::string session_dir;           // non-empty: /v1/sessions saves and restores sessions here
+  // The secret that signs session files (HMAC-SHA256): this file's contents, else a random one the
+  // server keeps in <session_dir>/.session-secret. Servers sharing sessions need the same secret.
+  std::string session_secret_file;
+  size_t session_max_bytes = kDefaultSessionMaxBytes;  // restore refuses larger files
   int analysis_interval_ms = 50;     // 0 decides once per request; > 0 re-estimates every check_every tokens
   // The shared KV tier in Redis (--kv-tier); url "" keeps KV local (docs/scale-out.md).
   kvtier::KvTierOptions kv_tier;

@@ -113,6 +113,10 @@ struct Server::Impl {
   std::string session_path(uint64_t tenant, const std::string& id) const;
   json session_request(const httplib::Request& req, const std::string& id, const std::string& action);
   json session_list(const httplib::Request& req);
+  // At start with --session-dir: makes the directory, removes temporary files of saves that never
+  // finished, and loads (or first generates) the secret that signs session files.
+  void setup_sessions();
+  std::string session_secret;
   // Scale-out (scale_out.cpp): the X-Session-Id header names the session when the body does not
   // (400 when both are given and differ); the KV tier restores the session or fetches the prompt's
   // missing prefix blocks. Returns the prompt tokens brought in from the tier; `computing` gets the
