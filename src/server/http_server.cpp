@@ -20,16 +20,6 @@ void write_error(httplib::Response& res, const ApiError& e) {
   res.set_content(dump(error_body(e)), "application/json");
 }
 
-json parse_json_body(const std::string& body) {
-  // Checked before parsing so the message says what is wrong; nothing invalid reaches the tokenizer.
-  if (!tok::is_valid_utf8(body)) throw invalid_request("the request body is not valid UTF-8", "", "invalid_encoding");
-  try {
-    return json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw invalid_request(std::string("We could not parse the JSON body of your request: ") + e.what(), "", "invalid_json");
-  }
-}
-
 namespace {
 
 bool same_key(const std::string& a, const std::string& b) {
@@ -392,8 +382,7 @@ void Server::Impl::setup_routes() {
           res.set_content(dump(model_obj()), "application/json");
         }));
   h.Post("/v1/embeddings", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
-           require_serving();
-           res.set_content(dump(embeddings_response(*this, parse_json_body(req.body))), "application/json");
+           handle_embeddings(req, res);
          }));
   h.Post(R"(/v1/sessions/([^/]*)/(save|restore))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            res.set_content(dump(session_request(req, req.matches[1], req.matches[2])), "application/json");
@@ -483,10 +472,13 @@ void Server::shutdown() {
     // Let in-flight requests finish; past the grace period cancel them (their streams end with
     // finish_reason "cancelled") and wait for them to be written.
     std::unique_lock lk(s.live_mu);
-    const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), [&] { return s.live.empty(); });
-    if (!drained && s.engine) {
-      for (RequestId id : s.live) s.engine->cancel(id);
-      s.live_cv.wait_for(lk, std::chrono::seconds(10), [&] { return s.live.empty(); });
+    auto idle = [&] { return s.live.empty() && s.live_embeddings == 0; };
+    const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), idle);
+    if (!drained) {
+      if (s.engine)
+        for (RequestId id : s.live) s.engine->cancel(id);
+      s.cancel_embeddings.store(true, std::memory_order_release);  // noticed before the next forward step
+      s.live_cv.wait_for(lk, std::chrono::seconds(10), idle);
     }
   }
   s.http.stop();
