@@ -31,6 +31,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--model-id", o->srv.model_id, "Model name clients send (default: the file's stem)");
   cmd->add_option("--chat-template", o->srv.chat_template, "Chat format: llama2, llama3, chatml, mistral, zephyr (default: the model's)");
   cmd->add_option("--api-key", o->srv.api_keys, "Require 'Authorization: Bearer KEY' (repeatable; each key gets its own prefix cache)");
+  cmd->add_option("--admin-key", o->srv.admin_keys,
+                  "A key that sees the global /metrics, /v1/stats and dashboard (repeatable); other keys see only their own "
+                  "counters there");
   cmd->add_option("--max-queue", o->srv.max_queue, "Requests in flight at most; more get 429")->check(CLI::Range(1, 1 << 16))->capture_default_str();
   cmd->add_option("--max-body", o->max_body_kib, "Largest request body in KiB (413 beyond)")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB")->check(CLI::Range(1, 1 << 20))->capture_default_str();

@@ -27,6 +27,9 @@ struct ServerOptions {
   std::string model_id;              // the name clients send as "model"; "": the file's stem
   std::string chat_template;         // family name (chatml, llama3, ...); "": the model's, else chatml
   std::vector<std::string> api_keys; // non-empty: bearer auth on every route but /health
+  // Keys that also see the global /metrics, /v1/stats and dashboard; any other key sees only its
+  // own counters there. Admin keys are accepted wherever API keys are (and turn auth on alone).
+  std::vector<std::string> admin_keys;
   EngineParams engine;
   int max_queue = 256;               // generation requests in flight at most; more get 429
   size_t max_body_bytes = size_t{1} << 20;  // larger bodies get 413

@@ -103,6 +103,9 @@ struct Server::Impl {
   void require_serving() const;
   // The tenant's prefix-cache salt: a hash of the request's API key (0 without keys).
   uint64_t tenant_salt(const httplib::Request& req) const;
+  bool auth_required() const { return !opt.api_keys.empty() || !opt.admin_keys.empty(); }
+  // Whether the request sees the global /metrics and /v1/stats: without keys, or with an admin key.
+  bool global_view(const httplib::Request& req) const;
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
   // POST /v1/responses (responses_http.cpp): runs the chat path and translates its output.
   void handle_responses(const httplib::Request& req, httplib::Response& res);
