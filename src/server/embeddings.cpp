@@ -148,10 +148,13 @@ void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Respo
   }
   metrics.requests_total.fetch_add(1, std::memory_order_relaxed);
   metrics.prompt_tokens.fetch_add(static_cast<uint64_t>(job->n_tokens), std::memory_order_relaxed);
+  TenantMetrics* tm = &metrics.tenant(tenant_salt(req));
+  tm->requests_total.fetch_add(1, std::memory_order_relaxed);
+  tm->prompt_tokens.fetch_add(static_cast<uint64_t>(job->n_tokens), std::memory_order_relaxed);
   auto last_write = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
   res.set_chunked_content_provider(
       "application/json",
-      [this, job, last_write](size_t, httplib::DataSink& sink) {
+      [this, job, last_write, tm](size_t, httplib::DataSink& sink) {
         bool hung_up = false;
         // Also the heartbeat: a write to a closed connection fails (the first may not).
         auto stop = [&] {
@@ -173,8 +176,9 @@ void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Respo
         while (!lk.try_lock_for(std::chrono::milliseconds(20)))
           if (stop()) break;
         if (!lk.owns_lock()) {
-          if (hung_up) return false;
           metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          tm->requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          if (hung_up) return false;
           return fail(ApiError(503, "server_error", "the server is shutting down", "", "shutting_down"));
         }
         std::vector<std::vector<float>> vecs;
@@ -184,6 +188,7 @@ void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Respo
           vecs = embedder->embed_many(job->inputs, o);
         } catch (const signals::EmbeddingCancelled&) {
           metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          tm->requests_cancelled.fetch_add(1, std::memory_order_relaxed);
           if (hung_up) return false;
           return fail(ApiError(503, "server_error", "the server is shutting down", "", "shutting_down"));
         } catch (const std::exception& e) {  // validated before: not expected
