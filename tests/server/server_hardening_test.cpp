@@ -45,13 +45,14 @@ void expect_too_deep(const HttpResponse& r, const std::string& what) {
 TEST(ServerHardening, DeepNestingIsRefusedOnEveryRoute) {
   auto srv = start_server();
   const int port = srv->port();
-  const std::string deep = nested(75000);  // 150 KB
+  const std::string deep = nested(75000);     // 150 KB: enough to crash json_schema and /v1/responses
+  const std::string deeper = nested(150000);  // 300 KB: an unknown field on completions and chat
   const std::string schema_const = R"({"type":"json_schema","json_schema":{"name":"t","schema":{"const":)" + deep + "}}}";
   const std::string schema_enum = R"({"type":"json_schema","json_schema":{"name":"t","schema":{"enum":[)" + deep + "]}}}";
   const std::string schema_req = R"({"type":"json_schema","json_schema":{"name":"t","schema":{"type":"object","required":)" + deep + "}}}";
-  expect_too_deep(http(port, "POST", "/v1/completions", R"({"prompt":"x","max_tokens":1,"junk":)" + deep + "}"), "completions");
+  expect_too_deep(http(port, "POST", "/v1/completions", R"({"prompt":"x","max_tokens":1,"junk":)" + deeper + "}"), "completions");
   expect_too_deep(http(port, "POST", "/v1/chat/completions",
-                       R"({"messages":[{"role":"user","content":"x"}],"max_tokens":1,"junk":)" + deep + "}"),
+                       R"({"messages":[{"role":"user","content":"x"}],"max_tokens":1,"junk":)" + deeper + "}"),
                   "chat");
   for (const auto& rf : {schema_const, schema_enum, schema_req})
     expect_too_deep(http(port, "POST", "/v1/chat/completions",
