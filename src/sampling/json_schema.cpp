@@ -176,8 +176,10 @@ int JsonSchema::compile(const ojson& s, const ojson& doc, const std::string& whe
       n.children.push_back(s.contains("items") ? sub(s["items"], where + "/items") : sub(ojson(true), where + "/items"));
       auto count = [&](const char* k, int dflt) {
         if (!s.contains(k)) return dflt;
-        if (!s[k].is_number_unsigned() || s[k].get<uint64_t>() > 4096) refuse(where, std::string(k) + " must be 0 to 4096");
-        return static_cast<int>(s[k].get<uint64_t>());
+        // Built schemas hold signed integers, parsed ones unsigned: both count.
+        if (!s[k].is_number_integer() || s[k].get<int64_t>() < 0 || s[k].get<int64_t>() > 4096)
+          refuse(where, std::string(k) + " must be 0 to 4096");
+        return static_cast<int>(s[k].get<int64_t>());
       };
       n.min_items = count("minItems", 0);
       n.max_items = count("maxItems", -1);
