@@ -330,4 +330,14 @@ TEST(ForcedCall, SchemaCompilesAndAcceptsTheCall) {
   ASSERT_EQ(p->calls().size(), 1u);
   EXPECT_EQ(p->calls()[0].arguments, R"({"a":1,"b":-2})");
   EXPECT_THROW(forced_call(parse_tool_spec(&tools, nullptr, nullptr), ToolFormat::Hermes), InputError);
+  // "required" with two tools: the name decides which arguments follow; each tool's $defs keep working.
+  const ojson req = "required";
+  const ToolSpec any = parse_tool_spec(&tools, &req, nullptr);
+  const ForcedCall g = forced_call(any, ToolFormat::Generic);
+  EXPECT_TRUE(accepts(g, R"({"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris","unit":"c"}},)"
+                         R"({"name":"add","arguments":{"a":1,"b":2}}]})"))
+      << g.schema.dump();
+  EXPECT_FALSE(accepts(g, R"({"tool_calls":[{"name":"add","arguments":{"city":"Paris","unit":"c"}}]})"));
+  EXPECT_FALSE(accepts(g, R"({"tool_calls":[]})"));
+  EXPECT_TRUE(accepts(forced_call(any, ToolFormat::Hermes), R"({"name":"get_weather","arguments":{"city":"","unit":"f"}})"));
 }
