@@ -239,8 +239,9 @@ int JsonSchema::number_node(const ojson& s, const std::string& where, bool integ
   auto read = [&](const char* k, long double* v) {
     if (!s.contains(k)) return false;
     if (!s[k].is_number()) refuse(where, std::string(k) + " must be a number");
-    *v = static_cast<long double>(s[k].get<double>());
-    if (s[k].is_number_integer()) *v = static_cast<long double>(s[k].get<int64_t>());
+    if (s[k].is_number_unsigned()) *v = static_cast<long double>(s[k].get<uint64_t>());
+    else if (s[k].is_number_integer()) *v = static_cast<long double>(s[k].get<int64_t>());
+    else *v = static_cast<long double>(s[k].get<double>());
     return true;
   };
   long double lo = 0, hi = 0, xlo = 0, xhi = 0;
@@ -249,7 +250,7 @@ int JsonSchema::number_node(const ojson& s, const std::string& where, bool integ
   // Draft 4 (and OpenAPI 3.0) write exclusiveMinimum as a boolean beside minimum.
   for (const char* k : {"exclusiveMinimum", "exclusiveMaximum"}) {
     if (!s.contains(k) || !s[k].is_boolean()) continue;
-    const bool is_min = k[9] == 'M' && k[10] == 'i';
+    const bool is_min = std::string_view(k) == "exclusiveMinimum";
     if (s[k].get<bool>()) (is_min ? lo_x : hi_x) = true;
   }
   if ((!s.contains("exclusiveMinimum") || !s["exclusiveMinimum"].is_boolean()) && read("exclusiveMinimum", &xlo) &&

@@ -118,7 +118,7 @@ class SchemaCursor {
   JsonPrefix leaf_;  // the Str / Int / Num / Any / AnyObj value at the top
   // The BInt / BNum / CStr value at the top.
   struct Bounded {
-    char text[40];  // numbers: the text so far
+    char text[40] = {};  // numbers: the text so far
     uint8_t len = 0;
     uint8_t phase = 0;  // strings: 0 before the quote, 1 inside, 2 after '\', 3 closed
     uint8_t utf8_need = 0, utf8_lo = 0x80, utf8_hi = 0xBF;
