@@ -12,7 +12,9 @@ namespace kvscope {
 
 namespace {
 
-constexpr int kMaxNfaStates = 20000;
+// Bounds on the work a hostile pattern can cause (the DFA's construction is about
+// DFA states x byte classes x NFA states).
+constexpr int kMaxNfaStates = 5000;
 constexpr int kMaxDfaStates = 3000;
 
 using Bytes = std::bitset<256>;
@@ -271,9 +273,13 @@ class Parser {
       case 'x':
       case 'u': {
         const int n = e == 'x' ? 2 : 4;
-        if (i_ + static_cast<size_t>(n) > s_.size()) refuse(std::string("a short \\") + e + " escape");
-        const uint32_t v = static_cast<uint32_t>(std::stoul(s_.substr(i_, static_cast<size_t>(n)), nullptr, 16));
-        i_ += static_cast<size_t>(n);
+        uint32_t v = 0;
+        for (int k = 0; k < n; ++k, ++i_) {
+          const int h = at_end() ? -1 : std::isxdigit(static_cast<unsigned char>(peek())) ? std::stoi(std::string(1, peek()), nullptr, 16) : -1;
+          if (h < 0) refuse(std::string("a \\") + e + " escape without " + std::to_string(n) + " hex digits");
+          v = v * 16 + static_cast<uint32_t>(h);
+        }
+        if (v >= 0xD800 && v <= 0xDFFF) refuse("a surrogate \\u escape");
         return v;
       }
       case 'b':
@@ -386,7 +392,7 @@ struct Nfa {
   };
   std::vector<S> st;
   int add() {
-    if (static_cast<int>(st.size()) >= kMaxNfaStates) throw InputError("pattern: more than 20000 automaton states (repetition counts too large)");
+    if (static_cast<int>(st.size()) >= kMaxNfaStates) throw InputError("pattern: more than 5000 automaton states (repetition counts too large)");
     st.emplace_back();
     return static_cast<int>(st.size()) - 1;
   }
@@ -479,16 +485,42 @@ RegexDfa::RegexDfa(const std::string& pattern) {
   nfa.closure(s0);
   ids[s0] = 0;
   sets.push_back(s0);
+  // Bytes no byte set tells apart move alike: one class, computed once, one move per class.
+  std::vector<int> cls(256, 0);
+  int n_cls = 1;
+  {
+    std::vector<Bytes> seen;
+    for (const auto& ns : nfa.st) {
+      if (ns.out < 0 || std::find(seen.begin(), seen.end(), ns.set) != seen.end()) continue;
+      seen.push_back(ns.set);
+      std::map<std::pair<int, bool>, int> split;
+      for (int b = 0; b < 256; ++b) {
+        const auto key = std::make_pair(cls[static_cast<size_t>(b)], static_cast<bool>(ns.set[static_cast<size_t>(b)]));
+        auto it = split.emplace(key, static_cast<int>(split.size())).first;
+        cls[static_cast<size_t>(b)] = it->second;
+      }
+      n_cls = static_cast<int>(split.size());
+    }
+  }
   for (size_t d = 0; d < sets.size(); ++d) {
     accept_.push_back(std::binary_search(sets[d].begin(), sets[d].end(), end) ? 1 : 0);
     trans_.resize(trans_.size() + 256, kDead);
+    std::vector<int> moved(static_cast<size_t>(n_cls), -2);
     for (int b = 0; b < 256; ++b) {
+      int& known = moved[static_cast<size_t>(cls[static_cast<size_t>(b)])];
+      if (known != -2) {
+        trans_[d * 256 + static_cast<size_t>(b)] = known;
+        continue;
+      }
       std::vector<int> to;
       for (int s : sets[d]) {
         const auto& ns = nfa.st[static_cast<size_t>(s)];
         if (ns.out >= 0 && ns.set[static_cast<size_t>(b)]) to.push_back(ns.out);
       }
-      if (to.empty()) continue;
+      if (to.empty()) {
+        known = kDead;
+        continue;
+      }
       nfa.closure(to);
       to.erase(std::unique(to.begin(), to.end()), to.end());
       auto it = ids.find(to);
@@ -499,6 +531,7 @@ RegexDfa::RegexDfa(const std::string& pattern) {
         sets.push_back(to);
       }
       trans_[d * 256 + static_cast<size_t>(b)] = it->second;
+      known = it->second;
     }
   }
   finish();

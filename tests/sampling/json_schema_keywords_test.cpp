@@ -330,6 +330,9 @@ TEST(JsonSchemaKeywords, RefusesByName) {
   refused(R"({"type": "integer", "minimum": 5, "maximum": 4})", "no integer lies between");
   refused(R"({"type": "integer", "multipleOf": 2})", "keyword 'multipleOf' is not supported");
   refused(R"({"type": "string", "minLength": -1})", "minLength must be 0 to 1000000");
+  refused(R"({"type": "string", "pattern": "\\uZZ12"})", "without 4 hex digits");
+  refused(R"({"type": "string", "pattern": "(a|b){1000}(c|d){1000}"})", "more than 5000 automaton states");
+  refused(R"({"type": "string", "pattern": "(a|b)*a(a|b){12}$"})", "passes 3000 states");  // 2^13 DFA states
 }
 
 TEST(RegexDfa, AgreesWithStdRegexOnZodPatterns) {
