@@ -113,7 +113,10 @@ int JsonSchema::object(const std::vector<std::string>& keys, const std::vector<i
   n.keys = keys;
   n.children.push_back(lit("{"));
   for (size_t i = 0; i < keys.size(); ++i) {
-    n.children.push_back(lit((i ? "," : "") + ojson(keys[i]).dump() + ":"));
+    std::string key = i ? "," : "";
+    key += ojson(keys[i]).dump();
+    key += ':';
+    n.children.push_back(lit(key));
     n.children.push_back(values[i]);
   }
   n.children.push_back(lit("}"));
@@ -151,7 +154,10 @@ int JsonSchema::tagged_union(const std::vector<int>& objects) {
       rest.kind = Kind::Seq;
       for (size_t i = 0; i < obj.keys.size(); ++i) {
         if (i == k) continue;
-        rest.children.push_back(lit("," + ojson(obj.keys[i]).dump() + ":"));
+        std::string text = ",";
+        text += ojson(obj.keys[i]).dump();
+        text += ':';
+        rest.children.push_back(lit(text));
         rest.children.push_back(obj.children[2 * i + 2]);
       }
       rest.children.push_back(lit("}"));

@@ -1,6 +1,7 @@
 // Chat templates for the common model families, recognised from tokenizer.chat_template (or named).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,9 @@ struct ChatToolCall {
 };
 
 struct ChatMessage {
+  ChatMessage() = default;
+  ChatMessage(std::string r, std::string c, std::vector<ChatToolCall> calls = {}, std::string call_id = "")
+      : role(std::move(r)), content(std::move(c)), tool_calls(std::move(calls)), tool_call_id(std::move(call_id)) {}
   std::string role;  // system | user | assistant | tool
   std::string content;
   std::vector<ChatToolCall> tool_calls;  // assistant

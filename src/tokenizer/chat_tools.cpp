@@ -118,7 +118,8 @@ std::string chatml(const std::vector<ChatMessage>& msgs, bool gen, const std::st
            "signatures within <tools></tools> XML tags:\n<tools>";
     for (size_t i = 0; i < tools->size(); ++i) {
       function_of((*tools)[i], i);
-      out += "\n" + py_json((*tools)[i]);
+      out += '\n';
+      out += py_json((*tools)[i]);
     }
     out += "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
            "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
@@ -209,7 +210,16 @@ std::string mistral_v03(const std::vector<ChatMessage>& all, const std::string& 
             if (!first) out += ", ";
             first = false;
             // Strings go in as they are (the template does not escape them); other values as JSON.
-            out += "\"" + key + "\": " + (val.is_string() ? "\"" + val.get<std::string>() + "\"" : py_json(val));
+            out += '"';
+            out += key;
+            out += "\": ";
+            if (val.is_string()) {
+              out += '"';
+              out += val.get<std::string>();
+              out += '"';
+            } else {
+              out += py_json(val);
+            }
           }
           out += "}}";
           out += t + 1 < tools->size() ? ", " : "]";
@@ -231,7 +241,9 @@ std::string mistral_v03(const std::vector<ChatMessage>& all, const std::string& 
         out += k + 1 < m.tool_calls.size() ? ", " : "]" + eos;
       }
     } else if (m.role == "assistant") {
-      out += " " + trim(m.content) + eos;
+      out += ' ';
+      out += trim(m.content);
+      out += eos;
     } else if (m.role == "tool") {
       if (m.tool_call_id.empty()) throw InputError("mistral chat template: a tool message needs its tool_call_id");
       out += "[TOOL_RESULTS] {\"content\": " + m.content + ", \"call_id\": \"" + mistral_id(m.tool_call_id) + "\"}[/TOOL_RESULTS]";
@@ -266,7 +278,8 @@ std::vector<ChatMessage> generic_tools(const std::vector<ChatMessage>& msgs, con
       }
       ojson wrap = ojson::object();
       wrap["tool_calls"] = calls;
-      m.content += (m.content.empty() ? "" : "\n") + py_json(wrap);
+      if (!m.content.empty()) m.content += '\n';
+      m.content += py_json(wrap);
       m.tool_calls.clear();
     } else if (m.role == "tool") {
       ojson r = ojson::object();

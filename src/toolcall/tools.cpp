@@ -93,8 +93,8 @@ ToolSpec parse_tool_spec(const ojson* tools, const ojson* choice, const ojson* p
       else fail("tool_choice", "'" + c.substr(0, 40) + "' (expected none, auto, required or a function)");
     } else if (choice->is_object()) {
       const std::string type = choice->contains("type") && (*choice)["type"].is_string() ? (*choice)["type"].get<std::string>() : "";
-      if (type != "function")
-        fail("tool_choice.type", type.empty() ? "expected 'function'" : "'" + type.substr(0, 40) + "' is not supported (only 'function')");
+      if (type.empty()) fail("tool_choice.type", "expected 'function'");
+      if (type != "function") fail("tool_choice.type", std::string("'").append(type.substr(0, 40)).append("' is not supported (only 'function')"));
       const ojson* holder = choice;
       std::string p = "tool_choice";
       if (api == Api::Chat) {
