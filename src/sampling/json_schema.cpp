@@ -183,7 +183,10 @@ int JsonSchema::tagged_union(const std::vector<int>& objects) {
     const int swi = add(std::move(sw));
     Node head;
     head.kind = Kind::Seq;
-    head.children = {lit("{" + ojson(key).dump() + ":"), swi};
+    std::string open = "{";
+    open += ojson(key).dump();
+    open += ':';
+    head.children = {lit(open), swi};
     head.first.assign(256, false);
     head.first['{'] = true;
     return add(std::move(head));
