@@ -806,7 +806,9 @@ std::vector<Item> load_items(const std::string& path) {
     const std::string where = path + ":" + std::to_string(no) + ": ";
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
-    const auto q = j.find("question");
+    // tinygsm --jsonl's natural items carry the text as typed in "user_text" (a prefix included).
+    auto q = j.find("user_text");
+    if (q == j.end()) q = j.find("question");
     const auto a = j.find("answer");
     if (q == j.end() || !q->is_string() || q->get<std::string>().empty())
       throw InputError(where + "\"question\" must be a non-empty string");

@@ -101,7 +101,8 @@ std::string numbered_question(const Item& item);
 std::string user_message(const Item& item);
 
 // Questions read from a JSON-lines file (one object per line: "question" as the user types it,
-// integer "answer", optional "steps"), such as the held-out natural set data/natural/heldout.jsonl.
+// integer "answer", optional "steps"), such as the held-out natural set data/natural/heldout.jsonl
+// ("user_text" instead of "question" when present, as tinygsm --jsonl writes natural items).
 // Each becomes an Item with user_text set; a malformed line throws InputError naming file and line.
 std::vector<Item> load_items(const std::string& path);
 
