@@ -13,6 +13,6 @@ else
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_TESTS=OFF -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target kvscope_cli
-echo "== main job: one tinygsm question on the embedded model (reasoning effort high: thinking, then the answer)" >&2
-"./$build/kvscope" run -n 120 --temp 0 --reasoning-effort high -p "Question: (1) Mia starts with 29 candies. (2) Mia loses 5 candies. (3) Mia ends up with 3 times as many candies as before. (4) Mia buys 14 more candies. How many candies does Mia have now?"
+echo "== main job: a question from the held-out natural set (data/natural/) on the embedded model (reasoning effort high: thinking, then the answer)" >&2
+"./$build/kvscope" run -n 120 --temp 0 --reasoning-effort high -p "Ana has 12 pencils. Ben has 3 times as many. How many pencils does Ben have?"
 echo "next: ./$build/kvscope serve, then open http://127.0.0.1:8080/ (chat) and /dashboard" >&2

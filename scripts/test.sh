@@ -48,7 +48,7 @@ CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE
   -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target fuzz_gguf
 mkdir -p build/fuzz/corpus
-cp "${KVSCOPE_SHARED_DIR:-../shared}"/models/stories260K.gguf build/fuzz/corpus/ 2>/dev/null || true
+cp tests/models/stories260K.gguf build/fuzz/corpus/
 build/release/kvscope gen-model --dim 64 --layers 1 --heads 2 --kv-heads 1 --ffn 64 --vocab 300 --ctx 64 \
   -o build/fuzz/corpus/tiny.gguf 2>/dev/null
 # Block-quantized files (IQ4_XS super-blocks with an IQ4_NL fallback tensor, Q5_1) seed the fuzzer

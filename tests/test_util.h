@@ -29,14 +29,16 @@ inline std::string oracle_dir() {
   return std::string(KVSCOPE_SOURCE_DIR) + "/build/oracle";
 }
 
-// The project's shared folder (real models) sits beside the checkout; KVSCOPE_SHARED_DIR overrides.
+// A real test model: tests/models/ in the checkout (committed, so a plain clone passes), then
+// KVSCOPE_SHARED_DIR/models and the shared folder beside the checkout.
 inline std::string shared_model(const std::string& name) {
   std::vector<std::string> dirs;
-  if (const char* e = std::getenv("KVSCOPE_SHARED_DIR")) dirs.push_back(e);
-  dirs.push_back(std::string(KVSCOPE_SOURCE_DIR) + "/../shared");
+  dirs.push_back(std::string(KVSCOPE_SOURCE_DIR) + "/tests/models");
+  if (const char* e = std::getenv("KVSCOPE_SHARED_DIR")) dirs.push_back(std::string(e) + "/models");
+  dirs.push_back(std::string(KVSCOPE_SOURCE_DIR) + "/../shared/models");
   for (const auto& d : dirs)
-    if (std::filesystem::exists(d + "/models/" + name)) return d + "/models/" + name;
-  return dirs.front() + "/models/" + name;
+    if (std::filesystem::exists(d + "/" + name)) return d + "/" + name;
+  return dirs.front() + "/" + name;
 }
 
 // Runs a shell command, returns its stdout; exit status in *status.

@@ -1,6 +1,7 @@
 // kvscope eval: greedy accuracy of a model on a benchmark task (tinygsm), overall and by steps.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -26,6 +27,23 @@ namespace kvscope::cli {
 void add_eval_command(CLI::App& app);
 
 namespace {
+
+// Expected calibration error of answer confidences: 10 equal-width bins, |accuracy - mean
+// confidence| per bin weighted by its share of the answers.
+double expected_calibration_error(const std::vector<std::pair<double, bool>>& v) {
+  if (v.empty()) return 0;
+  double n[10] = {}, conf[10] = {}, acc[10] = {};
+  for (const auto& [c, ok] : v) {
+    const int b = std::clamp(static_cast<int>(c * 10), 0, 9);
+    n[b] += 1;
+    conf[b] += c;
+    acc[b] += ok;
+  }
+  double e = 0;
+  for (int b = 0; b < 10; ++b)
+    if (n[b] > 0) e += n[b] / static_cast<double>(v.size()) * std::abs(acc[b] / n[b] - conf[b] / n[b]);
+  return e;
+}
 
 struct Tally {
   int n = 0, correct = 0;
@@ -129,7 +147,7 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Measure a model's greedy accuracy on a benchmark task");
   struct Opts {
     ModelOpts model;
-    std::string task = "tinygsm", split = "test", mode = "slow", details, probe, style;
+    std::string task = "tinygsm", split = "test", mode = "slow", details, probe, style, file;
     bool early_cut = false;
     double cut_below = 0;
     int cut_min_tokens = 5;
@@ -143,6 +161,10 @@ void add_eval_command(CLI::App& app) {
   add_model_options(cmd, o->model);
   cmd->add_option("--task", o->task, "Benchmark task (tinygsm)")->capture_default_str();
   cmd->add_option("--split", o->split, "test | heldout | validation | train")->capture_default_str();
+  cmd->add_option("--file", o->file,
+                  "Questions from a JSON-lines file instead of the generator (\"question\" as typed, \"answer\", "
+                  "optional \"steps\"), e.g. the held-out natural set data/natural/heldout.jsonl; every mode and auto "
+                  "run on it as on a split");
   cmd->add_option("--mode", o->mode, "Answer style: fast | mixed | slow | all (the three) | auto (the three and adaptive)")
       ->capture_default_str();
   cmd->add_option("--n", o->n, "Number of problems")->check(CLI::Range(1, 1 << 24))->capture_default_str();
@@ -178,7 +200,14 @@ void add_eval_command(CLI::App& app) {
     }
     if (o->task != "tinygsm") throw InputError("unknown task '" + o->task + "' (tinygsm)");
     auto split = tinygsm::parse_split(o->split);
-    if (!split) throw InputError("unknown split '" + o->split + "' (test, heldout, validation, train)");
+    if (!split && o->file.empty()) throw InputError("unknown split '" + o->split + "' (test, heldout, validation, train)");
+    std::vector<tinygsm::Item> file_items;
+    if (!o->file.empty()) {
+      file_items = tinygsm::load_items(o->file);
+      if (static_cast<size_t>(o->n) < file_items.size()) file_items.resize(static_cast<size_t>(o->n));
+      o->n = static_cast<int>(file_items.size());
+      o->split = o->file;
+    }
     std::vector<tinygsm::Mode> modes;
     const bool with_auto = o->mode == "auto";
     if (o->mode == "all" || with_auto) {
@@ -212,9 +241,9 @@ void add_eval_command(CLI::App& app) {
     const auto style = o->style.empty() ? (kv_format ? tinygsm::Style::Classic : tinygsm::Style::Broad)
                                         : tinygsm::parse_style(o->style).value_or(tinygsm::Style::Classic);
     if (!o->style.empty() && !tinygsm::parse_style(o->style)) throw InputError("unknown style '" + o->style + "' (broad, classic)");
-    const auto items = tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed, 0, style);
+    const auto items = o->file.empty() ? tinygsm::generate(*split, static_cast<size_t>(o->n), o->seed, 0, style) : file_items;
     auto messages_of = [](const tinygsm::Item& it) {
-      return std::vector<tok::ChatMessage>{{"user", "Question: " + tinygsm::numbered_question(it)}};
+      return std::vector<tok::ChatMessage>{{"user", tinygsm::user_message(it)}};
     };
     auto plan_of = [&](tinygsm::Mode m) {
       return reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->reasoning.budgets);
@@ -228,10 +257,11 @@ void add_eval_command(CLI::App& app) {
       std::map<int, Tally> by_steps;
       long prompt_tokens = 0;
       double seconds = 0;
+      std::vector<std::pair<double, bool>> confidence;  // (answer confidence, right) per problem
     };
     std::vector<ModeRun> runs;
-    for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0});
-    ModeRun auto_run{"auto", {}, {}, 0, 0};
+    for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0, {}});
+    ModeRun auto_run{"auto", {}, {}, 0, 0, {}};
     std::map<std::string, int> initial, final_mode;
     int early = 0, upgrades = 0, retries = 0, fallbacks = 0;
     double estimate_ms = 0;
@@ -273,6 +303,7 @@ void add_eval_command(CLI::App& app) {
           throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
         const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
         GenerateResult r;
+        double confidence = -1;
         std::string answer;  // the text the answer is read from
         if (kv_format) {
           r = generate(ctx, ids, sp, room);
@@ -283,6 +314,7 @@ void add_eval_command(CLI::App& app) {
           r.stop_reason = pr.stop_reason;
           r.text = std::move(pr.text);
           answer = std::move(pr.content);
+          confidence = pr.max_prob;
         }
         const auto got = tinygsm::parse_answer(answer);
         mr.seconds += seconds_since(ts);
@@ -290,11 +322,13 @@ void add_eval_command(CLI::App& app) {
         const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == StopReason::Eos ? 1 : 0);
         mr.prompt_tokens += static_cast<long>(ids.size());
         tally(mr, it.steps, ok, ntok);
+        if (confidence >= 0) mr.confidence.emplace_back(confidence, ok);
         if (details) {
           nlohmann::json d = {{"index", it.index},   {"mode", mr.name},       {"steps", it.steps},
                               {"answer", it.answer}, {"correct", ok},         {"tokens", ntok},
                               {"output", r.text},    {"stop", stop_reason_name(r.stop_reason)}, {"question", it.question}};
           if (got) d["parsed"] = *got;
+          if (confidence >= 0) d["max_prob"] = confidence;
           details << d.dump() << '\n';
         }
       }
@@ -346,6 +380,12 @@ void add_eval_command(CLI::App& app) {
       nlohmann::json bs = nlohmann::json::object();
       for (auto& [k, t] : mr.by_steps) bs[std::to_string(k)] = t.json();
       j["by_steps"] = bs;
+      if (!mr.confidence.empty()) {
+        double mean = 0;
+        for (const auto& c : mr.confidence) mean += c.first;
+        j["mean_max_prob"] = mean / static_cast<double>(mr.confidence.size());
+        j["ece_max_prob"] = expected_calibration_error(mr.confidence);
+      }
       return j;
     };
     for (const ModeRun& mr : runs) {
@@ -412,9 +452,12 @@ void add_eval_command(CLI::App& app) {
       }
       std::printf(" %8.1f %8.1f", j["mean_tokens"].get<double>(), j["wall_s"].get<double>());
       if (j.contains("speedup_vs_slow"))
-        std::printf(" %7.2fx\n", j["speedup_vs_slow"].get<double>());
+        std::printf(" %7.2fx", j["speedup_vs_slow"].get<double>());
       else
-        std::printf(" %8s\n", "-");
+        std::printf(" %8s", "-");
+      if (j.contains("ece_max_prob"))
+        std::printf("  confidence %.3f, ECE %.3f", j["mean_max_prob"].get<double>(), j["ece_max_prob"].get<double>());
+      std::printf("\n");
     }
     std::printf("wall_s: each mode's own time; the modes run interleaved, problem by problem\n");
     if (per_mode.contains("auto")) {

@@ -30,8 +30,9 @@ void add_tinygsm_command(CLI::App& app) {
   cmd->add_option("--steps", o->steps, "Only problems with this many steps (0: 1 to 6 at random)")
       ->check(CLI::Range(0, tinygsm::kMaxSteps));
   cmd->add_option("--style", o->style,
-                  "broad (paraphrases, connectives, currencies, distractor statements: the current reasoner's data) "
-                  "or classic (the first reasoner's phrasing)")
+                  "broad (paraphrases, connectives, currencies, distractor statements), natural (questions as people "
+                  "type them: bare arithmetic, one-line questions, stories; no heldout split) or classic (the first "
+                  "reasoner's phrasing)")
       ->capture_default_str();
   cmd->add_option("--mode", o->mode, "Text output: also print the target of this mode (fast|mixed|slow)");
   cmd->add_option("-o,--output", o->out, "Write to this file instead of stdout");
@@ -40,7 +41,9 @@ void add_tinygsm_command(CLI::App& app) {
     auto split = tinygsm::parse_split(o->split);
     if (!split) throw InputError("unknown split '" + o->split + "' (train, validation, test, heldout)");
     auto style = tinygsm::parse_style(o->style);
-    if (!style) throw InputError("unknown style '" + o->style + "' (broad, classic)");
+    if (!style) throw InputError("unknown style '" + o->style + "' (broad, natural, classic)");
+    if (*style == tinygsm::Style::Natural && *split == tinygsm::Split::Heldout)
+      throw InputError("the natural style has no heldout split (its held-out set is data/natural/heldout.jsonl)");
     std::optional<tinygsm::Mode> mode;
     if (!o->mode.empty()) {
       mode = tinygsm::parse_mode(o->mode);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "reasoning/driver.h"
 #include "util/error.h"
@@ -44,6 +45,8 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
   tok::StreamDecoder dec(tk);
   res.stop_reason = StopReason::Length;
   Driver::Action act = Driver::Action::Continue;
+  double prob_sum = 0;
+  int prob_n = 0;
   for (int g = 0; g < max_tokens; ++g) {
     if (act == Driver::Action::Cut) {  // the budget is spent: the engine closes the reasoning
       const std::string cut = plan.cut_text();
@@ -66,6 +69,14 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
         logits = &masked;
         answer_left = 8;
       }
+    }
+    {  // the top token's probability under the logits it is drawn from
+      const float* l = logits->data();
+      const float m = *std::max_element(l, l + n_vocab);
+      double z = 0;
+      for (int v = 0; v < n_vocab; ++v) z += std::exp(static_cast<double>(l[v] - m));
+      prob_sum += 1.0 / z;
+      ++prob_n;
     }
     const int32_t id = sampler.sample(logits->data(), n_vocab, history);
     if (tk.is_eog(id)) {
@@ -102,6 +113,7 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
   res.content = drv.content();
   res.reasoning_tokens = drv.reasoning_tokens();
   res.budget_cut = drv.budget_cut();
+  res.max_prob = prob_n ? prob_sum / prob_n : 0.0;
   res.gen_ms = ms_since(t1);
   return res;
 }

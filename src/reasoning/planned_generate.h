@@ -21,6 +21,9 @@ struct PlannedResult {
   std::string content;    // the answer
   std::vector<int32_t> tokens;  // generated tokens (the cut's are not among them)
   int reasoning_tokens = 0;
+  // Mean over the sampled tokens (EOS included, the cut's tokens not) of the top token's
+  // probability: the answer confidence a client sees as signals' max_prob.
+  double max_prob = 0;
   bool budget_cut = false;
   StopReason stop_reason = StopReason::None;
   double prompt_ms = 0, gen_ms = 0;

@@ -2,9 +2,11 @@
 #include "tinygsm/tinygsm.h"
 
 #include <array>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "util/error.h"
 #include "util/hash.h"
 #include "util/rng.h"
 
@@ -736,6 +738,7 @@ bool template_is_broad(int id) { return id >= 0 && id < kNumTemplates && kTempla
 std::string_view template_text(int id) { return id >= 0 && id < kNumTemplates ? kTemplates[id].text : ""; }
 
 Item generate_item(Split split, uint64_t seed, uint64_t index, int steps, Style style) {
+  if (style == Style::Natural) return generate_natural_item(split, seed, index, steps);
   const uint64_t base = mix64(mix64(mix64(seed) ^ (0x51ED2701ull + static_cast<uint64_t>(split))) ^ index);
   Item item;
   for (uint64_t attempt = 0;; ++attempt) {
@@ -769,7 +772,7 @@ std::string numbered_question(const Item& item) {
 }
 
 std::string format_prompt(const Item& item, Mode mode) {
-  return "Question: " + numbered_question(item) + "\nMode: " + std::string(mode_name(mode)) + "\n";
+  return user_message(item) + "\nMode: " + std::string(mode_name(mode)) + "\n";
 }
 
 std::string format_target(const Item& item, Mode mode) {
@@ -789,12 +792,50 @@ std::string format_target(const Item& item, Mode mode) {
 std::optional<Style> parse_style(std::string_view n) {
   if (n == "classic") return Style::Classic;
   if (n == "broad") return Style::Broad;
+  if (n == "natural") return Style::Natural;
   return std::nullopt;
 }
 
+std::vector<Item> load_items(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError("cannot read " + path);
+  std::vector<Item> out;
+  std::string line;
+  for (size_t no = 1; std::getline(f, line); ++no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(no) + ": ";
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw InputError(where + "not a JSON object");
+    // tinygsm --jsonl's natural items carry the text as typed in "user_text" (a prefix included).
+    auto q = j.find("user_text");
+    if (q == j.end()) q = j.find("question");
+    const auto a = j.find("answer");
+    if (q == j.end() || !q->is_string() || q->get<std::string>().empty())
+      throw InputError(where + "\"question\" must be a non-empty string");
+    if (a == j.end() || !a->is_number_integer()) throw InputError(where + "\"answer\" must be an integer");
+    Item it;
+    it.user_text = q->get<std::string>();
+    it.question = it.user_text;
+    it.final_question = it.user_text;
+    it.answer = a->get<int>();
+    if (const auto s = j.find("steps"); s != j.end()) {
+      if (!s->is_number_integer() || s->get<int>() < 0) throw InputError(where + "\"steps\" must be a non-negative integer");
+      it.steps = s->get<int>();
+    }
+    it.index = out.size();
+    out.push_back(std::move(it));
+  }
+  if (out.empty()) throw InputError(path + ": no questions");
+  return out;
+}
+
+std::string user_message(const Item& item) {
+  return item.user_text.empty() ? "Question: " + numbered_question(item) : item.user_text;
+}
+
 std::string format_chat_prompt(const Item& item, Mode mode) {
-  std::string p = "<|im_start|>user\nQuestion: ";
-  p += numbered_question(item);
+  std::string p = "<|im_start|>user\n";
+  p += user_message(item);
   p += "<|im_end|>\n<|im_start|>system\nReasoning: ";
   p += level_name(mode);
   p += "<|im_end|>\n<|im_start|>assistant\n<think>\n";
@@ -842,8 +883,9 @@ std::string to_json(const Item& item) {
   j["seed"] = item.seed;
   j["index"] = item.index;
   j["question"] = item.question;
+  if (!item.user_text.empty()) j["user_text"] = item.user_text;
   // eval --data / train-difficulty --data read this form: the user turn as the model is prompted.
-  j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", "Question: " + numbered_question(item)}}});
+  j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", user_message(item)}}});
   j["sentences"] = item.sentences;
   j["final_question"] = item.final_question;
   j["reasoning"] = item.reasoning;

@@ -39,7 +39,13 @@ enum class Split { Train, Validation, Test, Heldout };
 // pounds, more objects, and in 30% of the problems one statement that changes nothing ("Zoe is
 // 12 years old."), which the slow reasoning names: "(3) This does not change the answer."
 // Held-out templates are the same in both, and never appear in train/validation/test.
-enum class Style { Classic, Broad };
+// Natural: questions as people type them (natural.cpp): bare arithmetic ("What is 17+26?",
+// "Compute 45 - 18 * 2"), one-line questions and stories with or without "(1) (2)" numbering and
+// "Question:", many verbs per operation in present or past tense, pronouns, names from many
+// languages, money, pages and miles, distractors, questions about another person or a total. Its
+// items carry the user's text as typed (Item::user_text). It has no held-out templates: its
+// held-out set is data/natural/heldout.jsonl, written apart from this generator.
+enum class Style { Classic, Broad, Natural };
 std::optional<Style> parse_style(std::string_view name);
 using kvscope::Mode;  // the reasoning modes the prompts ask for (core/mode.h)
 using kvscope::mode_name;
@@ -71,6 +77,8 @@ struct Item {
   std::vector<Step> worked;
   std::vector<std::string> reasoning;  // slow-mode sentences: "(k) <what statement k gives>."
   std::vector<int> templates;   // ids of the question templates used, in order
+  std::string user_text;        // natural style (or a question read from a file): the user's message as
+                                // typed; empty: "Question: " and the numbered statements
 };
 
 // Deterministic generation. steps == 0 draws the number of steps uniformly in [1, 6].
@@ -89,6 +97,17 @@ std::string_view template_text(int id);
 
 // The question as the prompt shows it: statements numbered "(1) ... (2) ...", then the question.
 std::string numbered_question(const Item& item);
+// The user's turn of a chat prompt: user_text when set, else "Question: " + numbered_question.
+std::string user_message(const Item& item);
+
+// Questions read from a JSON-lines file (one object per line: "question" as the user types it,
+// integer "answer", optional "steps"), such as the held-out natural set data/natural/heldout.jsonl
+// ("user_text" instead of "question" when present, as tinygsm --jsonl writes natural items).
+// Each becomes an Item with user_text set; a malformed line throws InputError naming file and line.
+std::vector<Item> load_items(const std::string& path);
+
+// Natural-style generation (natural.cpp); generate_item dispatches to it. Split::Heldout is refused.
+Item generate_natural_item(Split split, uint64_t seed, uint64_t index, int steps = 0);
 
 // Prompt and target text. The model sees "<s>" + prompt and must produce target then "</s>".
 std::string format_prompt(const Item& item, Mode mode);

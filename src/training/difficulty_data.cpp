@@ -22,7 +22,7 @@ int ProblemRecord::checkpoint_label(const Checkpoint& c, Mode unsolved) const {
 }
 
 std::string tinygsm_question(const tinygsm::Item& item) {
-  return "Question: " + tinygsm::numbered_question(item) + "\n";
+  return tinygsm::user_message(item) + "\n";
 }
 
 std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinygsm::Item>& items,

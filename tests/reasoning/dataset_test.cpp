@@ -95,3 +95,39 @@ TEST(ReasoningDataset, TinygsmJsonlThroughEvalData) {
   EXPECT_NE(st, 0);
   EXPECT_NE(u.find("unknown effort 'extreme'"), std::string::npos) << u;
 }
+
+// eval --file runs questions as typed through the tinygsm loop (every mode, by steps): the same
+// prompts and greedy answers as eval --data on the same lines, plus each mode's answer confidence
+// (mean top-token probability) and its calibration error; a bad line is refused with file and line.
+TEST(ReasoningDataset, EvalFileMatchesEvalData) {
+  const char* bin = std::getenv("KVSCOPE_BIN");
+  if (!bin) GTEST_SKIP() << "KVSCOPE_BIN not set";
+  const std::string data = write("natural.jsonl",
+                                 "{\"question\": \"What is 17+26?\", \"answer\": 43, \"steps\": 1}\n"
+                                 "{\"question\": \"Tom has 34 apples. He buys 12 more and then gives away 5.\", \"answer\": 41, \"steps\": 2}\n"
+                                 "{\"question\": \"Question: (1) Mia has 29 candies. (2) Mia loses 5 candies. How many candies does Mia have now?\", "
+                                 "\"answer\": 24, \"steps\": 1}\n");
+  int st = 0;
+  const std::string a = test::run_capture(std::string(bin) + " eval --file " + data + " --mode all -t 2 -q --json", &st);
+  ASSERT_EQ(st, 0) << a;
+  const std::string b = test::run_capture(std::string(bin) + " eval --data " + data + " --reasoning-effort low,medium,high -t 2 -q --json", &st);
+  ASSERT_EQ(st, 0) << b;
+  const auto ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
+  EXPECT_EQ(ja["n"], 3);
+  for (const auto& [mode, effort] : {std::pair<std::string, std::string>{"fast", "low"}, {"mixed", "medium"}, {"slow", "high"}}) {
+    const auto& m = ja["modes"][mode];
+    EXPECT_EQ(m["correct"], jb["efforts"][effort]["correct"]) << mode;
+    EXPECT_DOUBLE_EQ(m["mean_tokens"].get<double>(), jb["efforts"][effort]["mean_tokens"].get<double>()) << mode;
+    EXPECT_EQ(m["by_steps"]["1"]["n"], 2);
+    EXPECT_EQ(m["by_steps"]["2"]["n"], 1);
+    const double conf = m["mean_max_prob"].get<double>(), ece = m["ece_max_prob"].get<double>();
+    EXPECT_GT(conf, 0.0);
+    EXPECT_LE(conf, 1.0);
+    EXPECT_GE(ece, 0.0);
+    EXPECT_LE(ece, 1.0);
+  }
+  const std::string bad = write("natural_bad.jsonl", "{\"question\": \"2+2?\", \"answer\": 4}\n{\"question\": \"3+3?\", \"answer\": \"6\"}\n");
+  const std::string e = test::run_capture(std::string(bin) + " eval --file " + bad + " 2>&1", &st);
+  EXPECT_NE(st, 0);
+  EXPECT_NE(e.find("error: " + bad + ":2: \"answer\" must be an integer"), std::string::npos) << e;
+}

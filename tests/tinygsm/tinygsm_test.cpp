@@ -1,7 +1,10 @@
 // tinygsm: determinism, correct worked steps, disjoint splits, held-out templates, answer parsing.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -222,4 +225,130 @@ TEST(TinyGsm, Names) {
   EXPECT_EQ(parse_split("val"), Split::Validation);
   EXPECT_EQ(parse_split("nope"), std::nullopt);
   EXPECT_EQ(parse_mode("think"), std::nullopt);
+}
+
+// The natural style: questions as typed. Every item's worked steps recompute to its answer, every
+// operand is said in the text or computed before, the user's text is the whole chat turn, and the
+// constructions the issue lists all occur.
+TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
+  int bare = 0, one_line = 0, numbered = 0, question_prefix = 0, no_prefix = 0, distractors = 0, past = 0,
+      pronouns = 0, together = 0, shares = 0, more_than = 0, fewer_than = 0, money = 0, pages = 0, miles = 0,
+      no_question = 0;
+  std::set<std::string> names;
+  std::map<int, int> by_steps;
+  for (const Item& it : generate(Split::Train, 3000, 11, 0, Style::Natural)) {
+    ASSERT_FALSE(it.user_text.empty());
+    ASSERT_EQ(static_cast<int>(it.worked.size()), it.steps) << it.user_text;
+    ASSERT_GE(it.steps, 1);
+    for (const Step& st : it.worked) EXPECT_EQ(st.compute(), st.result) << it.user_text;
+    EXPECT_EQ(it.worked.back().result, it.answer) << it.user_text;
+    std::set<int> known;
+    for (const Step& st : it.worked) {
+      for (int v : {st.a, st.b}) {
+        // Factors may be said in words ("doubles", "half", "a third", "three times").
+        if (v <= 4 && (st.op == '*' || st.op == '/')) continue;
+        EXPECT_TRUE(it.user_text.find(std::to_string(v)) != std::string::npos || known.count(v))
+            << v << " in " << it.user_text;
+      }
+      known.insert(st.result);
+      EXPECT_NE(st.sentence.find(st.equation()), std::string::npos) << st.sentence;
+    }
+    EXPECT_EQ(user_message(it), it.user_text);
+    EXPECT_EQ(format_chat_prompt(it, Mode::Slow).rfind("<|im_start|>user\n" + it.user_text + "<|im_end|>", 0), 0u);
+    for (Mode m : {Mode::Fast, Mode::Mixed, Mode::Slow}) EXPECT_EQ(parse_answer(format_chat_target(it, m)), it.answer);
+    EXPECT_EQ(hash_split(it.user_text), Split::Train);
+    by_steps[it.steps]++;
+    const std::string& q = it.user_text;
+    const bool story = !it.sentences.empty();
+    bare += !story;
+    if (story) {
+      numbered += q.find("(1) ") != std::string::npos;
+      one_line += q.find(". ") == std::string::npos || q.rfind("If ", 0) == 0;
+      no_question += q.back() == '.';
+      names.insert(q.substr(q.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ", q.rfind(": ") == std::string::npos ? 0 : q.rfind(": ") + 2)).substr(0, 4));
+    }
+    question_prefix += q.rfind("Question: ", 0) == 0;
+    no_prefix += story && q.find(':') == std::string::npos;
+    for (const auto& r : it.reasoning) distractors += r.find("This does not change the answer") != std::string::npos;
+    past += q.find(" had ") != std::string::npos || q.find(" bought ") != std::string::npos;
+    pronouns += q.find(" He ") != std::string::npos || q.find(" She ") != std::string::npos;
+    together += q.find("together") != std::string::npos || q.find("altogether") != std::string::npos;
+    shares += q.find(" each friend ") != std::string::npos || q.find(" each kid ") != std::string::npos ||
+              q.find("in each bag?") != std::string::npos;
+    more_than += q.find(" more than ") != std::string::npos;
+    fewer_than += q.find(" fewer than ") != std::string::npos || q.find(" less than ") != std::string::npos;
+    money += q.find('$') != std::string::npos || q.find(" dollars") != std::string::npos;
+    pages += q.find(" pages") != std::string::npos;
+    miles += q.find(" miles") != std::string::npos;
+  }
+  for (int c : {bare, one_line, numbered, question_prefix, no_prefix, distractors, past, pronouns, together, shares,
+                more_than, fewer_than, money, pages, miles, no_question})
+    EXPECT_GT(c, 30);
+  EXPECT_GT(bare, 400);
+  EXPECT_GT(by_steps[1], 600);  // one-step questions are the common case of a user
+  EXPECT_GT(names.size(), 40u);
+}
+
+TEST(TinyGsm, NaturalBareArithmeticFollowsPrecedence) {
+  int precedence = 0;
+  for (const Item& it : generate(Split::Test, 4000, 4, 2, Style::Natural)) {
+    if (!it.sentences.empty()) continue;
+    const std::string& q = it.user_text;
+    ASSERT_EQ(it.reasoning.size(), it.worked.size()) << q;
+    // "45 - 18 * 2": the product (said second) is computed first, then the first number less it.
+    const Step &first = it.worked[0], &second = it.worked[1];
+    if ((first.op == '*' || first.op == '/') && (second.op == '+' || second.op == '-') && second.b == first.result) {
+      const std::string a = std::to_string(second.a), b = std::to_string(first.a);
+      const size_t pa = q.find_first_of("0123456789");
+      EXPECT_EQ(q.compare(pa, a.size(), a), 0) << q;
+      EXPECT_GT(q.find(b, pa + a.size()), pa) << q;
+      ++precedence;
+    }
+  }
+  EXPECT_GT(precedence, 10);
+}
+
+TEST(TinyGsm, NaturalStyleIsDeterministicAndKeepsOtherStyles) {
+  for (Split s : {Split::Train, Split::Validation, Split::Test}) {
+    auto a = generate(s, 40, 9, 0, Style::Natural);
+    auto b = generate(s, 40, 9, 0, Style::Natural);
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(to_json(a[i]), to_json(b[i]));
+      EXPECT_EQ(hash_split(a[i].user_text), s);
+    }
+  }
+  for (int k = 1; k <= 6; ++k) EXPECT_EQ(generate_item(Split::Train, 1, 5, k, Style::Natural).steps, k);
+  EXPECT_THROW(generate_item(Split::Heldout, 1, 0, 0, Style::Natural), std::invalid_argument);
+  EXPECT_EQ(parse_style("natural"), Style::Natural);
+  // The broad and classic items (the existing splits) do not move.
+  const Item broad = generate_item(Split::Test, kDefaultSeed, 0, 0, Style::Broad);
+  EXPECT_TRUE(broad.user_text.empty());
+  EXPECT_EQ(user_message(broad), "Question: " + numbered_question(broad));
+}
+
+TEST(TinyGsm, LoadItemsReadsQuestionsAsTyped) {
+  const std::string path = ::testing::TempDir() + "/tinygsm_items.jsonl";
+  {
+    std::ofstream f(path);
+    f << "{\"question\": \"What is 17+26?\", \"answer\": 43, \"steps\": 1}\n\n"
+      << "{\"question\": \"Tom has 34 apples. He buys 12 more.\", \"answer\": 46}\n";
+  }
+  const auto items = load_items(path);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].user_text, "What is 17+26?");
+  EXPECT_EQ(items[0].answer, 43);
+  EXPECT_EQ(items[0].steps, 1);
+  EXPECT_EQ(items[1].steps, 0);
+  EXPECT_EQ(format_chat_prompt(items[1], Mode::Fast).rfind("<|im_start|>user\nTom has 34 apples. He buys 12 more.<|im_end|>", 0), 0u);
+  {
+    std::ofstream f(path);
+    f << "{\"question\": \"What is 1+2?\", \"answer\": \"3\"}\n";
+  }
+  try {
+    load_items(path);
+    FAIL() << "a string answer must be refused";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(":1: \"answer\" must be an integer"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_items(path + ".missing"), std::exception);
 }

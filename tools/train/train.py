@@ -38,17 +38,18 @@ def log(f, msg):
         f.flush()
 
 
-def load_split(args, split, n, seed):
-    """Items of a split from --data-dir/<split>.jsonl when it holds enough, else from kvscope."""
-    path = os.path.join(args.data_dir, f"{split}.jsonl")
+def load_split(args, split, n, seed, style="broad"):
+    """Items of a split from --data-dir/<split>.jsonl (<split>_<style>.jsonl for a style other than
+    broad) when it holds enough, else from kvscope."""
+    path = os.path.join(args.data_dir, f"{split}.jsonl" if style == "broad" else f"{split}_{style}.jsonl")
     meta = path + ".meta"
     want = f"{n} {seed}"
     if not (os.path.exists(path) and os.path.exists(meta) and open(meta).read().strip() == want):
         if not args.kvscope:
             sys.exit(f"no {path} for n={n} seed={seed}; give --kvscope BIN to generate it")
         os.makedirs(args.data_dir, exist_ok=True)
-        subprocess.run([args.kvscope, "tinygsm", "--split", split, "--n", str(n), "--seed", str(seed), "--jsonl",
-                        "-o", path], check=True)
+        subprocess.run([args.kvscope, "tinygsm", "--split", split, "--n", str(n), "--seed", str(seed), "--style", style,
+                        "--jsonl", "-o", path], check=True)
         with open(meta, "w") as f:
             f.write(want + "\n")
     items = []
@@ -237,6 +238,12 @@ def main():
     ap.add_argument("--num-init", type=int, default=1, help="structured init of number-token embeddings")
     ap.add_argument("--drill-frac", type=float, default=0.25, help="arithmetic drill sequences per problem")
     ap.add_argument("--train-seed", type=int, default=1)
+    ap.add_argument("--natural-frac", type=float, default=0.0,
+                    help="share of the training problems drawn from tinygsm's natural style (questions as people "
+                         "type them); the rest stay broad, so the old formats stay in the mix")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue from OUT/ckpt.pt (weights, optimizer, step); the batch order restarts from a "
+                         "seed derived from the step")
     ap.add_argument("--vocab-items", type=int, default=6000)
     ap.add_argument("--merges", type=int, default=1000)
     ap.add_argument("--markers", type=int, default=9, help="single-token statement markers (1)..(N)")
@@ -293,8 +300,14 @@ def main():
     log(lf, "args " + json.dumps(vars(args)))
     t0 = time.time()
 
-    train_items = load_split(args, "train", args.n_train, args.train_seed)
+    n_nat = int(round(args.n_train * args.natural_frac))
+    train_items = load_split(args, "train", args.n_train - n_nat, args.train_seed)
     val_items = load_split(args, "validation", max(args.eval_n, 200), 2024)
+    if n_nat:
+        train_items += load_split(args, "train", n_nat, args.train_seed, "natural")
+        # validation: broad and natural problems alternate, so the eval watches both
+        nat_val = load_split(args, "validation", max(args.eval_n, 200), 2024, "natural")
+        val_items = [x for pair in zip(val_items, nat_val) for x in pair]
     log(lf, f"data: {len(train_items)} train, {len(val_items)} validation ({time.time() - t0:.0f}s)")
 
     texts = []
@@ -416,11 +429,22 @@ def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf
         p = (step - args.warmup) / max(1, args.steps - args.warmup)
         return args.lr * (args.min_lr_frac + (1 - args.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
+    first = 0
+    ckpt_path = os.path.join(args.out, "ckpt.pt")
+    if args.resume:
+        ck = torch.load(ckpt_path, weights_only=False)
+        model.load_state_dict(ck["model"])
+        if "opt" not in ck:
+            sys.exit(f"{ckpt_path} has no optimizer state (written before --resume existed)")
+        opt.load_state_dict(ck["opt"])
+        first = ck["step"]
+        rng = random.Random(args.seed + first)  # a fresh batch order: the old one is not stored
+        log(lf, f"resumed from {ckpt_path} at step {first}")
     batches, bi, epoch = make_batches(examples, args.batch_tokens, rng), 0, 0
     t_train = time.time()
     seen_tok, loss_acc, loss_n, tgt_acc = 0, 0.0, 0, 0.0
     steps = args.bench if args.bench else args.steps
-    for step in range(steps):
+    for step in range(first, steps):
         if bi + world > len(batches):
             epoch += 1
             batches, bi = make_batches(examples, args.batch_tokens, rng), 0
@@ -445,7 +469,7 @@ def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf
         loss_acc += float(loss)
         loss_n += 1
         if (step + 1) % args.log_every == 0 or step + 1 == steps:
-            el = time.time() - t_train
+            el = max(1e-9, time.time() - t_train)
             log(lf, f"step {step + 1}/{steps} loss {loss_acc / loss_n:.4f} target {tgt_acc / loss_n:.4f} "
                 f"lr {lr_at(step):.2e} tok/s {seen_tok / el:.0f} elapsed {el / 60:.1f}m")
             loss_acc, loss_n, tgt_acc = 0.0, 0, 0.0
@@ -455,8 +479,13 @@ def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf
             log(lf, "eval step %d validation n=%d: " % (step + 1, args.eval_n) +
                 " ".join(f"{m} {a * 100:.1f}% ({t:.0f} tok)" for m, (a, t) in r.items()) +
                 f" [{time.time() - te:.0f}s]")
-            torch.save({"config": cfg.to_dict(), "model": model.state_dict(), "step": step + 1},
-                       os.path.join(args.out, "ckpt.pt"))
+            # Checkpoint (resumable) and a GGUF of this step, so a run stopped early leaves a usable model.
+            torch.save({"config": cfg.to_dict(), "model": model.state_dict(), "opt": opt.state_dict(), "step": step + 1},
+                       ckpt_path + ".tmp")
+            os.replace(ckpt_path + ".tmp", ckpt_path)
+            if args.chat:
+                from export_gguf import export
+                export(model, cfg, tok, os.path.join(args.out, f"step{step + 1}.gguf"), chat=True)
     if world > 1:  # the ranks must have stayed in lockstep; a drift would be a silent bug
         import torch.distributed as dist
         sums = torch.tensor([float(sum(p.double().sum() for p in model.parameters()))], dtype=torch.float64)

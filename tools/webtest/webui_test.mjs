@@ -214,6 +214,29 @@ try {
     console.log(`    ${partial} partial renders of ${final} characters; confidence source: ${src}`);
   });
 
+  await check('the example questions fill the prompt and the embedded model answers them right', async () => {
+    await page.click('#clear');  // one question per conversation, as the model was trained
+    await page.selectOption('#reasoning', '');
+    await page.fill('#max_tokens', '160');
+    const examples = page.locator('#examples .example');
+    const n = await examples.count();
+    assert.equal(n, 3, 'three example questions');
+    assert.match(await page.textContent('#about'), /arithmetic demo[\s\S]*kvscope serve -m model\.gguf/);
+    for (let i = 0; i < n; i++) {
+      await page.click('#clear');
+      const ex = examples.nth(i);
+      const text = (await ex.textContent()).trim();
+      await ex.click();
+      assert.equal((await page.inputValue('#prompt')).trim(), text, 'the example fills the prompt');
+      await page.click('#send');
+      await page.locator('.msg.assistant .chip.confidence').waitFor({ timeout: 120000 });
+      const answer = (await page.textContent('.msg.assistant .answer')).trim();
+      const want = await ex.getAttribute('data-answer');
+      assert.match(answer, new RegExp('(^|\\D)' + want + '$'), `example ${i + 1} (${text}) answered ${answer}, expected ${want}`);
+      console.log(`    example ${i + 1}: ${JSON.stringify(text.slice(0, 50))} -> ${JSON.stringify(answer)}`);
+    }
+  });
+
   await check('/dashboard plots update while requests run', async () => {
     await page.goto(base + '/dashboard');
     await page.selectOption('#period', '500');

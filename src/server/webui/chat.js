@@ -284,5 +284,8 @@ document.addEventListener('DOMContentLoaded', () => {
   $('prompt').addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) send(); });
   $('clear').addEventListener('click', () => { state.history = []; $('log').replaceChildren(); });
   $('endpoint').addEventListener('change', () => $('system-row').classList.toggle('hidden', $('endpoint').value !== 'chat'));
+  // An example fills the prompt (the user sends it, and may edit it first).
+  for (const b of document.querySelectorAll('#examples .example'))
+    b.addEventListener('click', () => { $('prompt').value = b.textContent; $('prompt').focus(); });
   KV.showModel();
 });

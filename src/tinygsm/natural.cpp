@@ -1,0 +1,910 @@
+// tinygsm's natural style: questions said the way people type them.
+//
+// Two families. Bare arithmetic ("What is 17+26?", "17 plus 26", "Compute 45 - 18 * 2", "Divide
+// 84 by 4.") reasons in equations only. Stories are clauses about people (a subject and a verb
+// phrase, in present or past tense), told as sentences (pronouns, optional "(1) (2)" numbering)
+// or joined into one line ("Ava has 17 marbles, finds 26 more and then gives away 5."), with
+// distractors and questions about another person or a total. The slow reasoning names each
+// clause with the same "(k)" marker the broad style uses, so the two styles share one answer form.
+//
+// Vocabulary here is the training vocabulary. The held-out natural set (data/natural/) is written
+// by a separate grammar with other names, objects, verbs and sentence shapes.
+#include <algorithm>
+#include <stdexcept>
+
+#include "tinygsm/tinygsm.h"
+#include "util/hash.h"
+#include "util/rng.h"
+
+namespace kvscope::tinygsm {
+
+namespace {
+
+struct Rng : util::SplitMix64 {
+  explicit Rng(uint64_t seed) : util::SplitMix64{seed} {}
+  int uniform(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+  bool chance(int percent) { return static_cast<int>(next() % 100) < percent; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[next() % v.size()];
+  }
+};
+
+struct Person {
+  const char* name;
+  bool female;
+};
+// Names from many languages (ASCII spellings: the tokenizer falls back to bytes for the rest).
+const std::vector<Person> kPeople = {
+    {"Tom", false},   {"Anna", true},    {"Ben", false},    {"Mia", true},     {"Sam", false},   {"Lily", true},
+    {"Max", false},   {"Emma", true},    {"Leo", false},    {"Zoe", true},     {"Jack", false},  {"Lucy", true},
+    {"Noah", false},  {"Ella", true},    {"Omar", false},   {"Nina", true},    {"Ravi", false},  {"Sara", true},
+    {"Ivan", false},  {"Maya", true},    {"Ava", true},     {"Liam", false},   {"Aiko", true},   {"Kenji", false},
+    {"Wei", false},   {"Mei", true},     {"Priya", true},   {"Arjun", false},  {"Fatima", true}, {"Ahmed", false},
+    {"Olga", true},   {"Dmitri", false}, {"Lucia", true},   {"Mateo", false},  {"Chloe", true},  {"Lukas", false},
+    {"Ingrid", true}, {"Sven", false},   {"Amara", true},   {"Kwame", false},  {"Nia", true},    {"Tariq", false},
+    {"Yuki", true},   {"Hiro", false},   {"Sofia", true},   {"Diego", false},  {"Elif", true},   {"Emre", false},
+    {"Hana", true},   {"Minh", false},   {"Zara", true},    {"Pablo", false},  {"Ines", true},   {"Jonas", false},
+    {"Freya", true},  {"Kofi", false},   {"Ada", true},     {"Raj", false},    {"Lina", true},   {"Oscar", false}};
+
+struct Obj {
+  const char* many;
+  bool food;
+};
+const std::vector<Obj> kObjs = {
+    {"apples", true},    {"pencils", false}, {"stickers", false}, {"marbles", false}, {"cookies", true},
+    {"books", false},    {"cards", false},   {"shells", false},   {"balloons", false}, {"eggs", true},
+    {"toy cars", false}, {"crayons", false}, {"stamps", false},   {"candies", true},   {"oranges", true},
+    {"beads", false},    {"grapes", true},   {"muffins", true},   {"coins", false},    {"flowers", false},
+    {"rocks", false},    {"buttons", false}, {"peaches", true},   {"cupcakes", true},  {"bananas", true},
+    {"nuts", true},      {"pens", false},    {"toys", false},     {"shirts", false},   {"carrots", true}};
+struct Thing {
+  const char* one;
+  const char* many;
+};
+const std::vector<Thing> kThings = {{"book", "books"},   {"pen", "pens"},         {"notebook", "notebooks"},
+                                    {"toy", "toys"},     {"ticket", "tickets"},   {"ball", "balls"},
+                                    {"sandwich", "sandwiches"}, {"kite", "kites"}, {"hat", "hats"},
+                                    {"cup of tea", "cups of tea"}, {"game", "games"}, {"plant", "plants"}};
+
+enum class Dom { Objects, Money, Pages, Miles };
+// GroupStart: a first statement that is itself a product ("buys 3 packs of 6 pencils"); Share:
+// the last event divides among people or containers and the question asks for one share.
+enum class Op { Start, Add, Sub, Mul, Div, GroupAdd, GroupSub, More, Fewer, Times, GroupStart, Share };
+
+// A verb phrase of the subject, present and past. Placeholders: {N} amount, {K} factor or count,
+// {O} the objects, {M} an amount of money ("$12" or "12 dollars"), {F} another person, {I}/{Is}
+// a thing bought, {him} {his} the subject's pronouns, {Km1} K - 1. Compare phrases (More, Fewer,
+// Times) are said by the other person about the subject, {P}.
+struct Phrase {
+  Dom dom;
+  Op op;
+  const char* pres;
+  const char* past;
+  int k = 0;          // a fixed factor ("doubles": 2, "half": 2); 0: drawn
+  bool food = false;  // only for edible objects
+};
+
+const std::vector<Phrase> kPhrases = {
+    // ---- objects
+    {Dom::Objects, Op::Start, "has {N} {O}", "had {N} {O}"},
+    {Dom::Objects, Op::Start, "owns {N} {O}", "owned {N} {O}"},
+    {Dom::Objects, Op::Start, "starts with {N} {O}", "started with {N} {O}"},
+    {Dom::Objects, Op::Start, "has a box of {N} {O}", "had a box of {N} {O}"},
+    {Dom::Objects, Op::Start, "has collected {N} {O}", "had collected {N} {O}"},
+    {Dom::Objects, Op::Add, "buys {N} more {O}", "bought {N} more {O}"},
+    {Dom::Objects, Op::Add, "buys {N} more", "bought {N} more"},
+    {Dom::Objects, Op::Add, "finds {N} more", "found {N} more"},
+    {Dom::Objects, Op::Add, "finds {N} more {O}", "found {N} more {O}"},
+    {Dom::Objects, Op::Add, "gets {N} more {O}", "got {N} more {O}"},
+    {Dom::Objects, Op::Add, "gets {N} {O} from {F}", "got {N} {O} from {F}"},
+    {Dom::Objects, Op::Add, "receives {N} {O} from {F}", "received {N} {O} from {F}"},
+    {Dom::Objects, Op::Add, "is given {N} more {O}", "was given {N} more {O}"},
+    {Dom::Objects, Op::Add, "picks up {N} more {O}", "picked up {N} more {O}"},
+    {Dom::Objects, Op::Add, "collects {N} more", "collected {N} more"},
+    {Dom::Objects, Op::Add, "wins {N} {O}", "won {N} {O}"},
+    {Dom::Objects, Op::Add, "gets another {N}", "got another {N}"},
+    {Dom::Objects, Op::Add, "adds {N} {O} to the pile", "added {N} {O} to the pile"},
+    {Dom::Objects, Op::Add, "earns {N} more {O}", "earned {N} more {O}"},
+    {Dom::Objects, Op::Sub, "gives away {N}", "gave away {N}"},
+    {Dom::Objects, Op::Sub, "gives away {N} {O}", "gave away {N} {O}"},
+    {Dom::Objects, Op::Sub, "gives {N} {O} to {F}", "gave {N} {O} to {F}"},
+    {Dom::Objects, Op::Sub, "gives {F} {N} of them", "gave {F} {N} of them"},
+    {Dom::Objects, Op::Sub, "loses {N}", "lost {N}"},
+    {Dom::Objects, Op::Sub, "loses {N} of the {O}", "lost {N} of the {O}"},
+    {Dom::Objects, Op::Sub, "sells {N} of them", "sold {N} of them"},
+    {Dom::Objects, Op::Sub, "sells {N} {O}", "sold {N} {O}"},
+    {Dom::Objects, Op::Sub, "uses {N} {O}", "used {N} {O}"},
+    {Dom::Objects, Op::Sub, "uses {N} of them", "used {N} of them"},
+    {Dom::Objects, Op::Sub, "donates {N} {O}", "donated {N} {O}"},
+    {Dom::Objects, Op::Sub, "drops {N} of the {O}", "dropped {N} of the {O}"},
+    {Dom::Objects, Op::Sub, "eats {N}", "ate {N}", 0, true},
+    {Dom::Objects, Op::Sub, "eats {N} of the {O}", "ate {N} of the {O}", 0, true},
+    {Dom::Objects, Op::Mul, "doubles the {O}", "doubled the {O}", 2},
+    {Dom::Objects, Op::Mul, "doubles the number of {O}", "doubled the number of {O}", 2},
+    {Dom::Objects, Op::Mul, "triples the number of {O}", "tripled the number of {O}", 3},
+    {Dom::Objects, Op::Mul, "ends up with twice as many", "ended up with twice as many", 2},
+    {Dom::Objects, Op::Mul, "ends up with {K} times as many {O}", "ended up with {K} times as many {O}"},
+    {Dom::Objects, Op::Mul, "multiplies the {O} by {K}", "multiplied the {O} by {K}"},
+    {Dom::Objects, Op::Div, "gives away half of them", "gave away half of them", 2},
+    {Dom::Objects, Op::Div, "loses half of the {O}", "lost half of the {O}", 2},
+    {Dom::Objects, Op::Div, "keeps only half of the {O}", "kept only half of the {O}", 2},
+    {Dom::Objects, Op::Div, "keeps a third of them", "kept a third of them", 3},
+    {Dom::Objects, Op::Div, "keeps a quarter of the {O}", "kept a quarter of the {O}", 4},
+    {Dom::Objects, Op::Div, "splits them equally into {K} bags and keeps one bag",
+     "split them equally into {K} bags and kept one bag"},
+    {Dom::Objects, Op::Div, "shares the {O} equally with {Km1} friends and keeps one share",
+     "shared the {O} equally with {Km1} friends and kept one share"},
+    {Dom::Objects, Op::Div, "eats half of them", "ate half of them", 2, true},
+    {Dom::Objects, Op::GroupAdd, "buys {K} packs of {N} {O}", "bought {K} packs of {N} {O}"},
+    {Dom::Objects, Op::GroupAdd, "buys {K} boxes with {N} {O} in each", "bought {K} boxes with {N} {O} in each"},
+    {Dom::Objects, Op::GroupAdd, "gets {K} bags of {N} {O} each", "got {K} bags of {N} {O} each"},
+    {Dom::Objects, Op::GroupAdd, "receives {N} {O} from each of {K} friends", "received {N} {O} from each of {K} friends"},
+    {Dom::Objects, Op::GroupAdd, "finds {N} {O} a day for {K} days", "found {N} {O} a day for {K} days"},
+    {Dom::Objects, Op::GroupSub, "gives {N} {O} to each of {K} friends", "gave {N} {O} to each of {K} friends"},
+    {Dom::Objects, Op::GroupSub, "uses {N} {O} a day for {K} days", "used {N} {O} a day for {K} days"},
+    {Dom::Objects, Op::GroupSub, "sells {K} bags of {N} {O}", "sold {K} bags of {N} {O}"},
+    {Dom::Objects, Op::More, "has {N} more {O} than {P}", "had {N} more {O} than {P}"},
+    {Dom::Objects, Op::More, "has {N} more than {P}", "had {N} more than {P}"},
+    {Dom::Objects, Op::More, "has {N} {O} more than {P}", "had {N} {O} more than {P}"},
+    {Dom::Objects, Op::Fewer, "has {N} fewer {O} than {P}", "had {N} fewer {O} than {P}"},
+    {Dom::Objects, Op::Fewer, "has {N} fewer than {P}", "had {N} fewer than {P}"},
+    {Dom::Objects, Op::Fewer, "has {N} less {O} than {P}", "had {N} less {O} than {P}"},
+    {Dom::Objects, Op::Times, "has twice as many {O} as {P}", "had twice as many {O} as {P}", 2},
+    {Dom::Objects, Op::Times, "has {K} times as many {O} as {P}", "had {K} times as many {O} as {P}"},
+    {Dom::Objects, Op::Times, "has three times as many as {P}", "had three times as many as {P}", 3},
+    {Dom::Objects, Op::GroupStart, "buys {K} packs of {N} {O}", "bought {K} packs of {N} {O}"},
+    {Dom::Objects, Op::GroupStart, "has {K} boxes with {N} {O} in each", "had {K} boxes with {N} {O} in each"},
+    {Dom::Objects, Op::GroupStart, "gets {K} bags of {N} {O} each", "got {K} bags of {N} {O} each"},
+    {Dom::Objects, Op::GroupStart, "picks {N} {O} a day for {K} days", "picked {N} {O} a day for {K} days"},
+    {Dom::Objects, Op::GroupStart, "fills {K} jars with {N} {O} each", "filled {K} jars with {N} {O} each"},
+    {Dom::Objects, Op::Share, "shares them equally among {K} friends", "shared them equally among {K} friends"},
+    {Dom::Objects, Op::Share, "splits the {O} equally into {K} bags", "split the {O} equally into {K} bags"},
+    {Dom::Objects, Op::Share, "divides the {O} evenly between {K} boxes", "divided the {O} evenly between {K} boxes"},
+    {Dom::Objects, Op::Share, "gives all of them out equally to {K} kids", "gave all of them out equally to {K} kids"},
+    // ---- money
+    {Dom::Money, Op::GroupStart, "earns {M} per hour for {K} hours", "earned {M} per hour for {K} hours"},
+    {Dom::Money, Op::GroupStart, "saves {M} a week for {K} weeks", "saved {M} a week for {K} weeks"},
+    {Dom::Money, Op::GroupStart, "sells {K} cakes at {M} each", "sold {K} cakes at {M} each"},
+    {Dom::Money, Op::Share, "splits the money equally among {K} friends", "split the money equally among {K} friends"},
+    {Dom::Money, Op::Share, "shares it evenly between {K} children", "shared it evenly between {K} children"},
+    {Dom::Money, Op::Start, "has {M}", "had {M}"},
+    {Dom::Money, Op::Start, "has {M} in a wallet", "had {M} in a wallet"},
+    {Dom::Money, Op::Start, "has saved {M}", "had saved {M}"},
+    {Dom::Money, Op::Start, "starts with {M}", "started with {M}"},
+    {Dom::Money, Op::Start, "has {M} in {his} piggy bank", "had {M} in {his} piggy bank"},
+    {Dom::Money, Op::Add, "earns {M}", "earned {M}"},
+    {Dom::Money, Op::Add, "earns {M} more", "earned {M} more"},
+    {Dom::Money, Op::Add, "gets {M} from {F}", "got {M} from {F}"},
+    {Dom::Money, Op::Add, "is paid {M}", "was paid {M}"},
+    {Dom::Money, Op::Add, "receives {M}", "received {M}"},
+    {Dom::Money, Op::Add, "finds {M}", "found {M}"},
+    {Dom::Money, Op::Add, "makes {M} selling lemonade", "made {M} selling lemonade"},
+    {Dom::Money, Op::Add, "wins {M}", "won {M}"},
+    {Dom::Money, Op::Add, "is given {M}", "was given {M}"},
+    {Dom::Money, Op::Add, "saves {M} more", "saved {M} more"},
+    {Dom::Money, Op::Sub, "spends {M}", "spent {M}"},
+    {Dom::Money, Op::Sub, "spends {M} on a {I}", "spent {M} on a {I}"},
+    {Dom::Money, Op::Sub, "pays {M} for a {I}", "paid {M} for a {I}"},
+    {Dom::Money, Op::Sub, "buys a {I} for {M}", "bought a {I} for {M}"},
+    {Dom::Money, Op::Sub, "gives {M} to {F}", "gave {M} to {F}"},
+    {Dom::Money, Op::Sub, "loses {M}", "lost {M}"},
+    {Dom::Money, Op::Sub, "uses {M} to buy a {I}", "used {M} to buy a {I}"},
+    {Dom::Money, Op::Sub, "donates {M}", "donated {M}"},
+    {Dom::Money, Op::Sub, "pays {F} {M}", "paid {F} {M}"},
+    {Dom::Money, Op::Mul, "doubles {his} money", "doubled {his} money", 2},
+    {Dom::Money, Op::Mul, "ends up with twice as much money", "ended up with twice as much money", 2},
+    {Dom::Money, Op::Mul, "ends up with {K} times as much money", "ended up with {K} times as much money"},
+    {Dom::Money, Op::Mul, "triples {his} savings", "tripled {his} savings", 3},
+    {Dom::Money, Op::Div, "spends half of the money", "spent half of the money", 2},
+    {Dom::Money, Op::Div, "gives half of {his} money to {F}", "gave half of {his} money to {F}", 2},
+    {Dom::Money, Op::Div, "keeps a third of the money", "kept a third of the money", 3},
+    {Dom::Money, Op::Div, "loses half of it", "lost half of it", 2},
+    {Dom::Money, Op::Div, "splits the money equally into {K} parts and keeps one part",
+     "split the money equally into {K} parts and kept one part"},
+    {Dom::Money, Op::GroupAdd, "earns {M} per hour for {K} hours", "earned {M} per hour for {K} hours"},
+    {Dom::Money, Op::GroupAdd, "earns {M} a day for {K} days", "earned {M} a day for {K} days"},
+    {Dom::Money, Op::GroupAdd, "gets {M} each week for {K} weeks", "got {M} each week for {K} weeks"},
+    {Dom::Money, Op::GroupAdd, "is paid {M} per hour for {K} hours", "was paid {M} per hour for {K} hours"},
+    {Dom::Money, Op::GroupAdd, "sells {K} cups of lemonade at {M} each", "sold {K} cups of lemonade at {M} each"},
+    {Dom::Money, Op::GroupSub, "buys {K} {Is} at {M} each", "bought {K} {Is} at {M} each"},
+    {Dom::Money, Op::GroupSub, "buys {K} {Is} for {M} each", "bought {K} {Is} for {M} each"},
+    {Dom::Money, Op::GroupSub, "pays {M} each for {K} {Is}", "paid {M} each for {K} {Is}"},
+    {Dom::Money, Op::GroupSub, "spends {M} a day for {K} days", "spent {M} a day for {K} days"},
+    {Dom::Money, Op::More, "has {M} more than {P}", "had {M} more than {P}"},
+    {Dom::Money, Op::Fewer, "has {M} less than {P}", "had {M} less than {P}"},
+    {Dom::Money, Op::Times, "has twice as much money as {P}", "had twice as much money as {P}", 2},
+    {Dom::Money, Op::Times, "has {K} times as much money as {P}", "had {K} times as much money as {P}"},
+    // ---- pages read (a running total)
+    {Dom::Pages, Op::GroupStart, "reads {N} pages a day for {K} days", "read {N} pages a day for {K} days"},
+    {Dom::Pages, Op::Start, "reads {N} pages on Monday", "read {N} pages on Monday"},
+    {Dom::Pages, Op::Start, "has read {N} pages of a book", "had read {N} pages of a book"},
+    {Dom::Pages, Op::Add, "reads {N} more pages on Tuesday", "read {N} more pages on Tuesday"},
+    {Dom::Pages, Op::Add, "reads {N} more pages", "read {N} more pages"},
+    {Dom::Pages, Op::Add, "reads another {N} pages", "read another {N} pages"},
+    {Dom::Pages, Op::GroupAdd, "reads {N} pages a day for {K} days", "read {N} pages a day for {K} days"},
+    {Dom::Pages, Op::More, "reads {N} more pages than {P}", "read {N} more pages than {P}"},
+    {Dom::Pages, Op::Fewer, "reads {N} fewer pages than {P}", "read {N} fewer pages than {P}"},
+    {Dom::Pages, Op::Times, "reads twice as many pages as {P}", "read twice as many pages as {P}", 2},
+    // ---- miles walked, run or driven (a running total)
+    {Dom::Miles, Op::GroupStart, "walks {N} miles a day for {K} days", "walked {N} miles a day for {K} days"},
+    {Dom::Miles, Op::GroupStart, "cycles {N} miles every day for {K} days", "cycled {N} miles every day for {K} days"},
+    {Dom::Miles, Op::Start, "walks {N} miles on Monday", "walked {N} miles on Monday"},
+    {Dom::Miles, Op::Start, "runs {N} miles in the morning", "ran {N} miles in the morning"},
+    {Dom::Miles, Op::Start, "drives {N} miles", "drove {N} miles"},
+    {Dom::Miles, Op::Add, "walks {N} more miles", "walked {N} more miles"},
+    {Dom::Miles, Op::Add, "runs {N} more miles in the evening", "ran {N} more miles in the evening"},
+    {Dom::Miles, Op::Add, "drives another {N} miles", "drove another {N} miles"},
+    {Dom::Miles, Op::GroupAdd, "walks {N} miles a day for {K} days", "walked {N} miles a day for {K} days"},
+    {Dom::Miles, Op::More, "walks {N} more miles than {P}", "walked {N} more miles than {P}"},
+    {Dom::Miles, Op::Fewer, "walks {N} fewer miles than {P}", "walked {N} fewer miles than {P}"},
+    {Dom::Miles, Op::Times, "walks twice as far as {P}", "walked twice as far as {P}", 2},
+};
+
+// Final questions about one person ({P} the name, {he} the pronoun) and about two ({P0} {P1}).
+struct Final {
+  Dom dom;
+  bool together;
+  const char* pres;
+  const char* past;
+};
+const std::vector<Final> kFinals = {
+    {Dom::Objects, false, "How many {O} does {P} have now?", "How many {O} does {P} have now?"},
+    {Dom::Objects, false, "How many {O} does {he} have now?", "How many {O} did {he} have then?"},
+    {Dom::Objects, false, "How many {O} does {P} have left?", "How many {O} did {P} have left?"},
+    {Dom::Objects, false, "How many does {he} have now?", "How many does {he} have now?"},
+    {Dom::Objects, false, "How many {O} are left?", "How many {O} were left?"},
+    {Dom::Objects, false, "How many {O} does {P} end up with?", "How many {O} did {P} end up with?"},
+    {Dom::Objects, false, "How many {O} does {P} have?", "How many {O} did {P} have in the end?"},
+    {Dom::Objects, false, "How many {O} does {P} have in the end?", "How many {O} did {P} have at the end?"},
+    {Dom::Objects, false, "What is the number of {O} {P} has now?", "How many {O} does {P} have now?"},
+    {Dom::Objects, true, "How many {O} do {P0} and {P1} have together?", "How many {O} did {P0} and {P1} have together?"},
+    {Dom::Objects, true, "How many {O} do they have altogether?", "How many {O} did they have altogether?"},
+    {Dom::Objects, true, "How many {O} do they have in total?", "How many {O} did they have in total?"},
+    {Dom::Money, false, "How much money does {P} have now?", "How much money does {P} have now?"},
+    {Dom::Money, false, "How much money does {he} have left?", "How much money did {he} have left?"},
+    {Dom::Money, false, "How much does {P} have now?", "How much did {P} have then?"},
+    {Dom::Money, false, "How many dollars does {P} have?", "How many dollars did {P} have in the end?"},
+    {Dom::Money, false, "How much money is left?", "How much money was left?"},
+    {Dom::Money, true, "How much money do {P0} and {P1} have together?", "How much money did {P0} and {P1} have together?"},
+    {Dom::Money, true, "How much money do they have in total?", "How much money did they have in total?"},
+    {Dom::Pages, false, "How many pages does {P} read in total?", "How many pages did {P} read in total?"},
+    {Dom::Pages, false, "How many pages has {he} read?", "How many pages had {he} read?"},
+    {Dom::Pages, true, "How many pages do {P0} and {P1} read together?", "How many pages did {P0} and {P1} read together?"},
+    {Dom::Pages, true, "How many pages do they read altogether?", "How many pages did they read altogether?"},
+    {Dom::Miles, false, "How many miles does {P} go in total?", "How many miles did {P} go in total?"},
+    {Dom::Miles, false, "How far does {he} go altogether?", "How far did {he} go altogether?"},
+    {Dom::Miles, true, "How many miles do {P0} and {P1} cover together?", "How many miles did {P0} and {P1} cover together?"},
+    {Dom::Miles, true, "How many miles do they cover in total?", "How many miles did they cover in total?"},
+};
+
+// Sentences that change nothing: {X} another person, {O2} other objects, {P} the subject.
+const std::vector<const char*> kDistractors = {
+    "{X} has {N} {O2}.",         "{P} is {N} years old.",        "{X} lives {N} miles away.",
+    "{X} buys {N} {O2}.",        "{P}'s friend {X} likes {O2}.", "It is a sunny day.",
+    "{X} is {N} years old.",     "{P} has a dog named Rex.",     "The shop opens at 9.",
+    "{X} reads {N} pages of a comic."};
+
+const std::vector<const char*> kPrefixes = {"", "", "", "", "Question: ", "Q: ", "Please solve: ", "Help me with this: "};
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
+std::string capitalize(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
+std::string lowercase_first(std::string s) {
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z' && !(s.size() > 1 && s[1] == ' ')) s[0] = static_cast<char>(s[0] - 'A' + 'a');
+  return s;
+}
+
+std::string eq(int a, char op, int b, int r) {
+  return std::to_string(a) + " " + op + " " + std::to_string(b) + " = " + std::to_string(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bare arithmetic.
+const char* op_word(char op, Rng& rng) {
+  switch (op) {
+    case '+': return rng.chance(80) ? "plus" : "and";
+    case '-': return "minus";
+    case '*': return rng.chance(70) ? "times" : "multiplied by";
+    default: return "divided by";
+  }
+}
+
+std::string op_symbol(char op, Rng& rng) {
+  if (op == '*' && rng.chance(25)) return "x";
+  return std::string(1, op);
+}
+
+// Two operands of op with a result in [0, 198]; returns {a, b}.
+std::pair<int, int> operands(char op, Rng& rng) {
+  switch (op) {
+    case '+': return {rng.uniform(2, 99), rng.uniform(2, 99)};
+    case '-': {
+      const int a = rng.uniform(3, 99);
+      return {a, rng.uniform(1, a - 1)};
+    }
+    case '*':
+      if (rng.chance(60)) return {rng.uniform(2, 12), rng.uniform(2, 12)};
+      return {rng.uniform(2, 25), rng.uniform(2, 4)};
+    default: {
+      const int b = rng.uniform(2, 9);
+      return {b * rng.uniform(2, 12), b};
+    }
+  }
+}
+
+bool build_arithmetic(Rng& rng, int steps, Item& item) {
+  const char ops[] = {'+', '-', '*', '/'};
+  const int n_ops = steps;
+  if (n_ops > 3) return false;
+  if (n_ops == 1) {
+    const char op = ops[rng.uniform(0, 3)];
+    auto [a, b] = operands(op, rng);
+    const int r = op == '+' ? a + b : op == '-' ? a - b : op == '*' ? a * b : a / b;
+    item.worked.push_back({op, a, b, r, ""});
+    std::string text;
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    switch (rng.uniform(0, 5)) {
+      case 0: {  // a verbal instruction or question
+        switch (op) {
+          case '+': text = rng.pick(std::vector<std::string>{"Add " + A + " and " + B + ".", "What is the sum of " + A + " and " + B + "?",
+                                                               "What do you get if you add " + A + " and " + B + "?", "What is " + B + " more than " + A + "?"});
+            break;
+          case '-': text = rng.pick(std::vector<std::string>{"Subtract " + B + " from " + A + ".", "What is the difference between " + A + " and " + B + "?",
+                                                               "What is " + B + " less than " + A + "?", "Take " + B + " away from " + A + "."});
+            break;
+          case '*': text = rng.pick(std::vector<std::string>{"Multiply " + A + " by " + B + ".", "What is the product of " + A + " and " + B + "?",
+                                                               "What is " + A + " multiplied by " + B + "?"});
+            break;
+          default: text = rng.pick(std::vector<std::string>{"Divide " + A + " by " + B + ".", "What is " + A + " divided by " + B + "?",
+                                                              "How many times does " + B + " go into " + A + "?"});
+        }
+        break;
+      }
+      case 1: text = A + " " + op_word(op, rng) + " " + B; break;
+      default: {
+        const bool spaced = rng.chance(50);
+        const std::string sym = op_symbol(op, rng);
+        text = spaced ? A + " " + sym + " " + B : A + sym + B;
+      }
+    }
+    if (text.back() != '.' && text.back() != '?') {
+      const std::vector<std::string> pre = {"What is ", "What's ", "Compute ", "Calculate ", "How much is ", "", "", "Solve "};
+      const std::string p = rng.pick(pre);
+      const std::vector<std::string> post = {"?", "", " =", " = ?", ".", "?"};
+      std::string q = rng.pick(post);
+      if (p.rfind("What", 0) == 0 || p.rfind("How", 0) == 0) q = "?";
+      text = p + text + q;
+    }
+    item.user_text = text;
+  } else {
+    // a op1 b op2 c [op3 d], evaluated with the usual precedence; every value in [0, 198].
+    std::vector<int> vals;
+    std::vector<char> os;
+    vals.push_back(rng.uniform(2, 60));
+    for (int i = 0; i < n_ops; ++i) {
+      os.push_back(ops[rng.uniform(0, 3)]);
+      vals.push_back(os.back() == '*' || os.back() == '/' ? rng.uniform(2, 9) : rng.uniform(2, 60));
+    }
+    // Multiplications and divisions first, left to right, then additions and subtractions.
+    std::vector<int> v = vals;
+    std::vector<char> o = os;
+    for (size_t i = 0; i < o.size();) {
+      if (o[i] == '*' || o[i] == '/') {
+        const int a = v[i], b = v[i + 1];
+        if (o[i] == '*' ? a * b > 198 : a % b != 0) return false;
+        const int r = o[i] == '*' ? a * b : a / b;
+        item.worked.push_back({o[i], a, b, r, ""});
+        v[i] = r;
+        v.erase(v.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        o.erase(o.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    while (!o.empty()) {
+      const int a = v[0], b = v[1];
+      const int r = o[0] == '+' ? a + b : a - b;
+      if (r < 0 || r > 198) return false;
+      item.worked.push_back({o[0], a, b, r, ""});
+      v[0] = r;
+      v.erase(v.begin() + 1);
+      o.erase(o.begin());
+    }
+    std::string expr = std::to_string(vals[0]);
+    const int form = rng.uniform(0, 9);
+    for (size_t i = 0; i < os.size(); ++i) {
+      if (form < 2) expr += std::string(" ") + op_word(os[i], rng) + " ";
+      else if (form < 6) expr += " " + op_symbol(os[i], rng) + " ";
+      else expr += op_symbol(os[i], rng);
+      expr += std::to_string(vals[i + 1]);
+    }
+    const std::vector<std::string> pre = {"What is ", "Compute ", "Calculate ", "", "Evaluate ", "What's ", "Work out "};
+    const std::string p = rng.pick(pre);
+    std::string q = p.rfind("What", 0) == 0 ? "?" : rng.pick(std::vector<std::string>{"", "?", " =", "."});
+    item.user_text = p + expr + q;
+  }
+  for (auto& s : item.worked) {
+    if (s.result < 0 || s.result > 198) return false;
+    s.sentence = eq(s.a, s.op, s.b, s.result) + ".";
+    item.reasoning.push_back(s.sentence);
+  }
+  item.answer = item.worked.back().result;
+  item.steps = static_cast<int>(item.worked.size());
+  item.question = item.user_text;
+  item.final_question = item.user_text;
+  return item.steps == steps;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stories.
+struct Clause {
+  int subject = -1;  // index into the story's people; -1: no person (a scene sentence)
+  std::string vp;    // the verb phrase, or the whole sentence when subject < 0
+  bool counts = true;
+};
+
+struct Story {
+  Rng& rng;
+  Dom dom;
+  bool past;
+  std::vector<Person> people;
+  std::string O, I, Is;
+  bool food = false;
+  bool dollar_sign = true;
+
+  int add_person() {
+    for (;;) {
+      const Person& p = rng.pick(kPeople);
+      bool used = false;
+      for (auto& q : people) used |= std::string_view(q.name) == p.name;
+      if (!used) {
+        people.push_back(p);
+        return static_cast<int>(people.size()) - 1;
+      }
+    }
+  }
+  std::string money(int n) const { return dollar_sign ? "$" + std::to_string(n) : std::to_string(n) + " dollars"; }
+  std::string unit() const {
+    switch (dom) {
+      case Dom::Objects: return O;
+      case Dom::Money: return "dollars";
+      case Dom::Pages: return "pages";
+      case Dom::Miles: return "miles";
+    }
+    return "";
+  }
+  std::string fill(std::string s, int subj, int other, int n, int k) const {
+    replace_all(s, "{M}", money(n));
+    replace_all(s, "{Km1} friends", k == 2 ? "a friend" : std::to_string(k - 1) + " friends");
+    replace_all(s, "{N}", std::to_string(n));
+    replace_all(s, "{K}", std::to_string(k));
+    replace_all(s, "{O}", O);
+    replace_all(s, "{Is}", Is);
+    replace_all(s, "{I}", I);
+    if (subj >= 0) {
+      replace_all(s, "{him}", people[subj].female ? "her" : "him");
+      replace_all(s, "{his}", people[subj].female ? "her" : "his");
+      replace_all(s, "{he}", people[subj].female ? "she" : "he");
+      replace_all(s, "{P}", people[subj].name);
+    }
+    if (other >= 0) replace_all(s, "{F}", people[other].name);
+    return s;
+  }
+  const Phrase* phrase(Op op, int k) {
+    std::vector<const Phrase*> c;
+    for (auto& p : kPhrases)
+      if (p.dom == dom && p.op == op && (!p.food || food) && (k == 0 || p.k == 0 || p.k == k)) c.push_back(&p);
+    if (c.empty()) return nullptr;
+    return c[rng.next() % c.size()];
+  }
+};
+
+// The canonical reasoning clause "Tom has 12 + 5 = 17 apples".
+std::string has(const Story& st, int who, const std::string& e) {
+  return std::string(st.people[who].name) + " has " + e + " " + st.unit();
+}
+
+bool build_story(Rng& rng, int steps, Item& item) {
+  const int droll = rng.uniform(0, 19);
+  const Dom dom = droll < 11 ? Dom::Objects : droll < 16 ? Dom::Money : droll < 18 ? Dom::Pages : Dom::Miles;
+  Story st{rng, dom, rng.chance(35), {}, "", "", "", false, rng.chance(65)};
+  const Obj& obj = rng.pick(kObjs);
+  st.O = obj.many;
+  st.food = obj.food;
+  const Thing& th = rng.pick(kThings);
+  st.I = th.one;
+  st.Is = th.many;
+  const bool accumulate = dom == Dom::Pages || dom == Dom::Miles;
+
+  std::vector<Clause> clauses;
+  std::vector<std::pair<int, std::string>> reasons;  // clause index (-1: after all) and its reasoning
+  std::vector<int> step_clause;                       // the clause of each worked step (-1: the total)
+  int P = st.add_person();
+  int v = dom == Dom::Money ? rng.uniform(5, 80) : rng.uniform(2, 50);
+  int remaining = steps;
+  if (rng.chance(15)) {  // the first statement is a product: it is the first step
+    const int k = rng.uniform(2, 7), n = rng.uniform(2, 12);
+    const Phrase* ph = st.phrase(Op::GroupStart, 0);
+    v = k * n;
+    clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, -1, n, k)});
+    item.worked.push_back({'*', k, n, v, ""});
+    step_clause.push_back(0);
+    reasons.emplace_back(0, has(st, P, eq(k, '*', n, v)));
+    remaining -= 1;
+  } else {
+    const Phrase* start = st.phrase(Op::Start, 0);
+    clauses.push_back({P, st.fill(st.past ? start->past : start->pres, P, -1, v, 0)});
+    reasons.emplace_back(0, has(st, P, std::to_string(v)));
+  }
+  bool shared = false;  // the story ended with a Share: the question asks for one share
+  int prev_subject = -1, prev_value = 0;
+  bool last_compare = false, together = false;
+  auto step = [&](char op, int a, int b, int r, std::string text) {
+    item.worked.push_back({op, a, b, r, ""});
+    step_clause.push_back(static_cast<int>(clauses.size()) - 1);
+    reasons.emplace_back(static_cast<int>(clauses.size()) - 1, std::move(text));
+  };
+  while (remaining > 0) {
+    struct Option {
+      Op op;
+      int weight;
+    };
+    std::vector<Option> opts;
+    if (v + 2 <= kMaxValue) opts.push_back({Op::Add, accumulate ? 50 : 30});
+    if (!accumulate && v >= 4) opts.push_back({Op::Sub, 30});
+    if (!accumulate && v * 2 <= kMaxValue) opts.push_back({Op::Mul, 12});
+    if (!accumulate && v % 2 == 0 && v >= 4) opts.push_back({Op::Div, 15});
+    if (remaining >= 2 && v + 4 <= kMaxValue) opts.push_back({Op::GroupAdd, 12});
+    if (!accumulate && remaining >= 2 && v >= 6) opts.push_back({Op::GroupSub, 10});
+    if (v + 2 <= kMaxValue) opts.push_back({Op::More, 10});
+    if (v >= 4) opts.push_back({Op::Fewer, 10});
+    if (v * 2 <= kMaxValue) opts.push_back({Op::Times, 6});
+    if (remaining == 1 && last_compare && v + prev_value <= kMaxValue) opts.push_back({Op::Start, 60});  // together
+    if (remaining == 1 && dom != Dom::Pages && dom != Dom::Miles && v >= 4) opts.push_back({Op::Share, 14});
+    int total = 0;
+    for (auto& o : opts) total += o.weight;
+    if (total == 0) return false;
+    int roll = rng.uniform(0, total - 1);
+    Op op = opts.back().op;
+    for (auto& o : opts) {
+      if (roll < o.weight) {
+        op = o.op;
+        break;
+      }
+      roll -= o.weight;
+    }
+    last_compare = false;
+    if (op == Op::Start) {  // the final question asks for the total of the two people
+      const int r = prev_value + v;
+      item.worked.push_back({'+', prev_value, v, r, ""});
+      step_clause.push_back(-1);
+      reasons.emplace_back(-1, "Together, " + std::string(st.people[prev_subject].name) + " and " + st.people[P].name +
+                                   " have " + eq(prev_value, '+', v, r) + " " + st.unit() + ".");
+      v = r;
+      together = true;
+      remaining -= 1;
+      continue;
+    }
+    if (op == Op::Share) {
+      std::vector<int> ks;
+      for (int d = 2; d <= 8; ++d)
+        if (v % d == 0 && v / d >= 2) ks.push_back(d);
+      if (ks.empty()) return false;
+      const int k = rng.pick(ks);
+      const Phrase* ph = st.phrase(Op::Share, 0);
+      clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, -1, 0, k)});
+      std::string what = ph->pres;
+      what = what.find("bags") != std::string::npos ? "each bag" : what.find("boxes") != std::string::npos ? "each box"
+           : what.find("kids") != std::string::npos ? "each kid" : what.find("children") != std::string::npos ? "each child"
+           : "each friend";
+      step('/', v, k, v / k, capitalize(what) + " gets " + eq(v, '/', k, v / k) + " " + st.unit());
+      v /= k;
+      remaining -= 1;
+      shared = true;
+      // The question names the share: "How many pencils does each friend get?"
+      item.final_question = dom == Dom::Money ? "How much money does " + what + " get?"
+                                              : "How many " + st.O + " does " + what + " get?";
+      if (what == "each bag" || what == "each box")
+        item.final_question = "How many " + st.O + " are in " + what + "?";
+      continue;
+    }
+    int F = -1;
+    auto other = [&] {
+      if (F < 0) F = st.add_person();
+      return F;
+    };
+    switch (op) {
+      case Op::Add:
+      case Op::Sub: {
+        const int n = op == Op::Add ? rng.uniform(2, std::min(30, kMaxValue - v)) : rng.uniform(2, std::min(30, v - 2));
+        const Phrase* ph = st.phrase(op, 0);
+        const bool needs_f = std::string_view(ph->pres).find("{F}") != std::string_view::npos;
+        clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, needs_f ? other() : -1, n, 0)});
+        const int r = op == Op::Add ? v + n : v - n;
+        step(op == Op::Add ? '+' : '-', v, n, r, has(st, P, eq(v, op == Op::Add ? '+' : '-', n, r)));
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      case Op::Mul:
+      case Op::Div: {
+        int k = 0;
+        if (op == Op::Mul) {
+          k = rng.uniform(2, std::max(2, std::min(4, kMaxValue / v)));
+        } else {
+          std::vector<int> ks;
+          for (int d = 2; d <= 4; ++d)
+            if (v % d == 0 && v / d >= 2) ks.push_back(d);
+          if (ks.empty()) return false;
+          k = rng.pick(ks);
+        }
+        const Phrase* ph = st.phrase(op, k);
+        if (!ph) return false;
+        if (ph->k) k = ph->k;
+        if (op == Op::Mul && v * k > kMaxValue) return false;
+        if (op == Op::Div && (v % k != 0 || v / k < 2)) return false;
+        const bool needs_f = std::string_view(ph->pres).find("{F}") != std::string_view::npos;
+        clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, needs_f ? other() : -1, 0, k)});
+        const char c = op == Op::Mul ? '*' : '/';
+        const int r = op == Op::Mul ? v * k : v / k;
+        step(c, v, k, r, has(st, P, eq(v, c, k, r)));
+        v = r;
+        remaining -= 1;
+        break;
+      }
+      case Op::GroupAdd:
+      case Op::GroupSub: {
+        int k = 0, n = 0;
+        bool ok = false;
+        for (int t = 0; t < 20 && !ok; ++t) {
+          k = rng.uniform(2, 6);
+          n = rng.uniform(2, dom == Dom::Money ? 15 : 12);
+          ok = op == Op::GroupAdd ? v + k * n <= kMaxValue : k * n <= v - 2;
+        }
+        if (!ok) return false;
+        const Phrase* ph = st.phrase(op, 0);
+        if (!ph) return false;
+        clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, -1, n, k)});
+        const int t = k * n;
+        step('*', k, n, t, "that is " + eq(k, '*', n, t) + " " + st.unit());
+        if (op == Op::GroupAdd) {
+          step('+', v, t, v + t, has(st, P, eq(v, '+', t, v + t)));
+          v += t;
+        } else {
+          step('-', v, t, v - t, has(st, P, eq(v, '-', t, v - t)));
+          v -= t;
+        }
+        remaining -= 2;
+        break;
+      }
+      default: {  // More, Fewer, Times: another person, said relative to the subject
+        int n = 0, k = 0, r = 0;
+        char c = '+';
+        if (op == Op::More) {
+          n = rng.uniform(2, std::min(30, kMaxValue - v));
+          r = v + n;
+        } else if (op == Op::Fewer) {
+          n = rng.uniform(2, std::min(30, v - 2));
+          r = v - n;
+          c = '-';
+        } else {
+          k = rng.uniform(2, std::max(2, std::min(4, kMaxValue / v)));
+          c = '*';
+        }
+        const Phrase* ph = st.phrase(op, k);
+        if (!ph) return false;
+        if (ph->k) k = ph->k;
+        if (op == Op::Times) {
+          r = v * k;
+          if (r > kMaxValue) return false;
+        }
+        const int G = st.add_person();
+        // The compare phrase is said by G about P: {P} is the subject's name, or a pronoun.
+        std::string vp = st.past ? ph->past : ph->pres;
+        if (rng.chance(30)) replace_all(vp, "{P}", "{him}");
+        vp = st.fill(vp, P, -1, n, k);
+        clauses.push_back({G, vp});
+        step(c, v, op == Op::Times ? k : n, r, has(st, G, eq(v, c, op == Op::Times ? k : n, r)));
+        prev_subject = P;
+        prev_value = v;
+        P = G;
+        v = r;
+        last_compare = true;
+        remaining -= 1;
+      }
+    }
+  }
+  // Distractors: a sentence that changes nothing, or an event of the person no longer asked about.
+  if (rng.chance(35)) {
+    const size_t at = static_cast<size_t>(rng.uniform(1, static_cast<int>(clauses.size())));
+    Clause d;
+    d.counts = false;
+    if (prev_subject >= 0 && !together && at == clauses.size() && rng.chance(50) && dom == Dom::Objects) {
+      const Phrase* ph = st.phrase(Op::Add, 0);
+      d.subject = prev_subject;
+      const bool needs_f = std::string_view(ph->pres).find("{F}") != std::string_view::npos;
+      int X = needs_f ? st.add_person() : -1;
+      d.vp = st.fill(st.past ? ph->past : ph->pres, prev_subject, X, rng.uniform(2, 20), 0);
+    } else {
+      std::string s = rng.pick(kDistractors);
+      std::string o2;
+      do o2 = rng.pick(kObjs).many;
+      while (o2 == st.O);
+      const int X = st.add_person();
+      replace_all(s, "{X}", st.people[X].name);
+      replace_all(s, "{O2}", o2);
+      s = st.fill(s, 0, -1, rng.uniform(2, 60), 0);
+      d.vp = s.substr(0, s.size() - 1);  // a whole sentence without its period
+    }
+    clauses.insert(clauses.begin() + static_cast<std::ptrdiff_t>(at), d);
+    for (auto& r : reasons)
+      if (r.first >= static_cast<int>(at)) ++r.first;
+    for (auto& c : step_clause)
+      if (c >= static_cast<int>(at)) ++c;
+  }
+
+  // The final question.
+  const std::string share_question = item.final_question;
+  std::vector<const Final*> finals;
+  for (auto& f : kFinals)
+    if (f.dom == dom && f.together == together) finals.push_back(&f);
+  const Final* fin = finals[rng.next() % finals.size()];
+  std::string fq = st.past ? fin->past : fin->pres;
+  if (together) {
+    replace_all(fq, "{P0}", st.people[prev_subject].name);
+    replace_all(fq, "{P1}", st.people[P].name);
+  }
+  // A pronoun or an elided "are left" only when the question cannot mean someone else.
+  const bool ambiguous = prev_subject >= 0 && !together;
+  if (ambiguous && (fq.find("{he}") != std::string::npos || fq.find("{P}") == std::string::npos) && !together) {
+    fq = dom == Dom::Money ? "How much money does {P} have?" : dom == Dom::Objects ? "How many {O} does {P} have?"
+         : dom == Dom::Pages ? "How many pages does {P} read?" : "How many miles does {P} walk?";
+    if (st.past) replace_all(fq, "does", "did");
+  }
+  fq = st.fill(fq, P, -1, 0, 0);
+  if (shared) fq = share_question;
+
+  // Render: sentences (pronouns, optional numbering) or one line.
+  auto subject_text = [&](const Clause& c, bool pronoun) {
+    if (pronoun) return std::string(st.people[c.subject].female ? "She" : "He");
+    return std::string(st.people[c.subject].name);
+  };
+  std::vector<std::string> sentences;  // one per clause, for the numbered form and the reasoning
+  const int form = rng.uniform(0, 9);  // 0-5 sentences, 6-9 one line
+  std::string text;
+  bool scene = false;  // a sentence without a person reads badly inside one line
+  for (auto& c : clauses) scene |= c.subject < 0;
+  if (form <= 5 || clauses.size() > 4 || scene) {
+    const bool numbered = clauses.size() >= 2 && rng.chance(30);
+    int prev = -1;
+    bool prev_counts = false;
+    for (size_t i = 0; i < clauses.size(); ++i) {
+      const Clause& c = clauses[i];
+      // Unnumbered, two events of the same person may share a sentence ("He buys 12 more and
+      // then gives away 5."); the reasoning still names each clause.
+      if (!numbered && i > 0 && c.subject >= 0 && c.counts && prev_counts && c.subject == prev && rng.chance(30)) {
+        text.pop_back();  // the space
+        text.pop_back();  // the period
+        text += rng.pick(std::vector<std::string>{" and ", " and then ", ", then "}) + c.vp + ". ";
+        sentences.push_back(capitalize(std::string(st.people[c.subject].name) + " " + c.vp) + ".");
+        continue;
+      }
+      prev_counts = c.counts;
+      std::string s;
+      if (c.subject < 0 || !c.counts) {
+        s = c.subject < 0 ? capitalize(c.vp) + "." : subject_text(c, false) + " " + c.vp + ".";
+      } else {
+        const bool pron = prev == c.subject && ambiguous == false && rng.chance(50);
+        std::string lead = i > 0 && rng.chance(15) ? rng.pick(std::vector<std::string>{"Then ", "Later, ", "After that, ", "Next, "}) : "";
+        std::string subj = subject_text(c, pron);
+        if (!lead.empty() && pron) subj = lowercase_first(subj);
+        s = lead + subj + " " + c.vp + ".";
+      }
+      prev = c.subject;
+      sentences.push_back(s);
+      if (numbered) {
+        text += "(" + std::to_string(i + 1) + ") ";
+      }
+      text += s + " ";
+    }
+    text += fq;
+  } else {
+    // One line: clauses of the same subject share it; "and then" before the last.
+    std::string line;
+    int prev = -1;
+    for (size_t i = 0; i < clauses.size(); ++i) {
+      const Clause& c = clauses[i];
+      std::string part;
+      if (c.subject < 0) part = c.vp;
+      else if (c.subject == prev && c.counts) part = c.vp;
+      else part = std::string(st.people[c.subject].name) + " " + c.vp;
+      sentences.push_back(capitalize(c.subject < 0 ? c.vp : std::string(st.people[c.subject].name) + " " + c.vp) + ".");
+      if (i == 0) line = part;
+      else if (i + 1 == clauses.size()) line += rng.pick(std::vector<std::string>{" and ", " and then ", ", and ", ", then "}) + part;
+      else line += ", " + part;
+      prev = c.subject;
+    }
+    if (rng.chance(30) && clauses.size() <= 3 && !fq.empty()) {
+      text = "If " + line + ", " + lowercase_first(fq);
+    } else {
+      text = capitalize(line) + ". " + fq;
+    }
+  }
+  // Sometimes no question at all, as in "Tom has 34 apples. He buys 12 more.": the amount of the
+  // one person the story is about is what is asked.
+  if (!together && !ambiguous && !shared && rng.chance(8)) {
+    const size_t q = text.rfind(fq);
+    if (q != std::string::npos && q > 0 && text.compare(0, 3, "If ") != 0) {
+      text = text.substr(0, q);
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      item.final_question.clear();
+      fq.clear();
+    }
+  }
+  std::string prefix = rng.pick(kPrefixes);
+  item.user_text = prefix + text;
+  item.sentences = sentences;
+  item.final_question = fq;
+  item.question = text;
+  // Slow reasoning: "(k) <what clause k gives>." per clause, the total last.
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    std::string line;
+    for (auto& [idx, r] : reasons)
+      if (idx == static_cast<int>(i)) line += (line.empty() ? "" : " and ") + r;
+    if (line.empty()) line = "This does not change the answer";
+    item.reasoning.push_back("(" + std::to_string(i + 1) + ") " + capitalize(line) + ".");
+  }
+  for (auto& [idx, r] : reasons)
+    if (idx < 0) item.reasoning.push_back(r);
+  for (size_t w = 0; w < item.worked.size(); ++w)
+    item.worked[w].sentence = step_clause[w] < 0 ? item.reasoning.back() : item.reasoning[static_cast<size_t>(step_clause[w])];
+  item.answer = v;
+  item.steps = static_cast<int>(item.worked.size());
+  if (item.steps != steps) return false;
+  for (auto& s : item.worked)
+    if (s.result < 2 || s.result > kMaxValue) return false;
+  return true;
+}
+
+int draw_steps(Rng& rng, bool arithmetic) {
+  const int r = rng.uniform(0, 99);
+  if (arithmetic) return r < 60 ? 1 : r < 90 ? 2 : 3;
+  return r < 30 ? 1 : r < 58 ? 2 : r < 78 ? 3 : r < 90 ? 4 : r < 96 ? 5 : 6;
+}
+
+}  // namespace
+
+Item generate_natural_item(Split split, uint64_t seed, uint64_t index, int steps) {
+  if (split == Split::Heldout)
+    throw std::invalid_argument("the natural style has no held-out templates (its held-out set is data/natural/heldout.jsonl)");
+  const uint64_t base =
+      util::SplitMix64{util::SplitMix64{util::SplitMix64{seed}.next() ^ (0x7A7C1A11ull + static_cast<uint64_t>(split))}.next() ^ index}.next();
+  Item item;
+  for (uint64_t attempt = 0;; ++attempt) {
+    Rng rng(util::SplitMix64{base ^ (attempt * 0xD1B54A32D192ED03ull)}.next());
+    item = Item{};
+    const bool arithmetic = rng.chance(20) && (steps == 0 || steps <= 3);
+    const int n = steps > 0 ? steps : draw_steps(rng, arithmetic);
+    const bool ok = arithmetic ? build_arithmetic(rng, n, item) : build_story(rng, n, item);
+    if (!ok) continue;
+    if (hash_split(item.user_text) != split) continue;
+    break;
+  }
+  item.split = split;
+  item.seed = seed;
+  item.index = index;
+  return item;
+}
+
+}  // namespace kvscope::tinygsm
