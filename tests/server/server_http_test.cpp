@@ -51,9 +51,13 @@ std::string chunked(const std::string& body, size_t piece) {
 
 const std::string kCompletion = R"({"prompt": "Hello", "max_tokens": 2, "temperature": 0})";
 
-// A connected socket that is left open (a slow or idle client).
-int open_socket(int port) {
+// A connected socket that is left open (a slow or idle client), from the given loopback address.
+int open_socket(int port, const char* from = "127.0.0.1") {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  ::inet_pton(AF_INET, from, &src.sin_addr);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
@@ -73,6 +77,7 @@ TEST(ServerHttp, SlowlorisKeepsHealthReachable) {
   auto o = test_options();
   o.max_conns_per_ip = 1000;  // all from 127.0.0.1: the front stage itself must hold them
   o.header_timeout_s = 30;
+  o.http_threads = 16;  // far fewer workers than slow connections: they must hold none
   auto s = start_server(o);
   const int port = s->port();
   std::vector<int> slow;
@@ -115,6 +120,17 @@ TEST(ServerHttp, ConnectionsPerAddressAreCapped) {
   auto r = http(port, "GET", "/health");
   EXPECT_EQ(r.status, 429) << r.body;
   EXPECT_NE(error_message(r).find("--max-conns-per-ip"), std::string::npos) << r.body;
+  // Another client address is not affected.
+  const int other = open_socket(port, "127.0.0.2");
+  ASSERT_GE(other, 0);
+  const std::string get = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(other, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  char head[16] = {0};
+  timeval tv{5, 0};
+  ::setsockopt(other, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  EXPECT_GT(::recv(other, head, 12, MSG_WAITALL), 0);
+  EXPECT_EQ(std::string(head).substr(0, 12), "HTTP/1.1 200");
+  ::close(other);
   ::close(idle.back());
   idle.pop_back();
   EXPECT_TRUE(eventually([&] { return http(port, "GET", "/health").status == 200; }, 5));
