@@ -314,7 +314,7 @@ TEST(ServerHttp, Http10ClientsGetNoChunkedAnswers) {
     HttpResponse r;
     ASSERT_TRUE(c.read_head(r));
     EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.headers.count("transfer-encoding"), 0u) << "stream " << stream;
+    EXPECT_EQ(r.headers["transfer-encoding"], "") << "stream " << stream;  // (read_head lists it, empty, when absent)
     EXPECT_EQ(r.headers["connection"], "close");
     const std::string all = c.read_body();  // until the server closes
     if (stream) {
@@ -338,13 +338,13 @@ TEST(ServerHttp, ShutdownIsBoundedUnderSlowReaders) {
   const int port = s->port();
   std::atomic<bool> done{false};
   std::vector<std::thread> readers;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 8; ++i)
     readers.emplace_back([&, i] {
       HttpConn c(port);
       const int small = 2048;
       ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
       const std::string body = R"({"prompt": "Hello)" + std::to_string(i) +
-                               R"(", "max_tokens": 400, "temperature": 1, "stream": true})";
+                               R"(", "max_tokens": 400, "n": 16, "temperature": 1, "stream": true})";
       c.send("POST", "/v1/completions", body);
       char b[64];
       while (!done.load()) {  // 64 bytes every 0.5 s: each write gets through, eventually
@@ -358,5 +358,5 @@ TEST(ServerHttp, ShutdownIsBoundedUnderSlowReaders) {
   const double took = since(t0);
   done = true;
   for (auto& t : readers) t.join();
-  EXPECT_LT(took, o.shutdown_grace_s + 6) << "shutdown took " << took << " s with grace " << o.shutdown_grace_s << " s";
+  EXPECT_LT(took, o.shutdown_grace_s + 4) << "shutdown took " << took << " s with grace " << o.shutdown_grace_s << " s";
 }
