@@ -65,8 +65,6 @@ class HttpFront {
   // their connections are broken. Joins every thread.
   void stop(double linger_s = 0);
 
-  int open_connections() const { return open_.load(); }
-
   struct Conn;
   struct Job;
 
