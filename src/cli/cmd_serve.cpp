@@ -39,6 +39,24 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->add_option("--batch-tokens", o->batch_tokens, "Token budget per engine step")->check(CLI::Range(1, 1 << 16))->capture_default_str();
   cmd->add_option("--max-seqs,--parallel", o->max_seqs, "Sequences run at once")->check(CLI::Range(1, 4096))->capture_default_str();
+  const char* l = "Connection limits (docs/server.md, Limits)";
+  cmd->add_option("--max-headers", o->srv.max_headers, "Header fields per request at most (431 beyond)")
+      ->check(CLI::Range(1, 10000))->capture_default_str()->group(l);
+  cmd->add_option("--max-header-bytes", o->srv.max_header_bytes, "Request line and headers in bytes at most (431 beyond)")
+      ->check(CLI::Range(size_t{256}, size_t{1} << 24))->capture_default_str()->group(l);
+  cmd->add_option("--header-timeout", o->srv.header_timeout_s, "Seconds a request's headers may take to arrive (408 beyond)")
+      ->check(CLI::Range(0.1, 3600.0))->capture_default_str()->group(l);
+  cmd->add_option("--body-timeout", o->srv.body_timeout_s, "Seconds a request's body may take to arrive after its headers (408 beyond)")
+      ->check(CLI::Range(0.1, 3600.0))->capture_default_str()->group(l);
+  cmd->add_option("--keep-alive-timeout", o->srv.keep_alive_s, "Seconds an idle kept-alive connection stays open")
+      ->check(CLI::Range(0.1, 3600.0))->capture_default_str()->group(l);
+  cmd->add_option("--max-conns-per-ip", o->srv.max_conns_per_ip, "Open connections per client address at most (429 beyond)")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str()->group(l);
+  cmd->add_option("--max-connections", o->srv.max_connections, "Open connections in all at most (503 beyond)")
+      ->check(CLI::Range(1, 1 << 20))->capture_default_str()->group(l);
+  cmd->add_flag("--reuse-port", o->srv.reuse_port,
+                "Share the port with other servers already listening on it (SO_REUSEPORT; without it a taken port is an error)")
+      ->group(l);
   cmd->add_option("--shutdown-grace", o->srv.shutdown_grace_s, "Seconds in-flight requests get at shutdown")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--signals", o->signals, "kvscope.signals (KV-CoE, MaxProb, perplexity, entropy) in every response: on | off")
       ->check(CLI::IsMember({"on", "off"}))->capture_default_str();

@@ -277,9 +277,7 @@ std::string Server::Impl::reasoning_metrics() const {
 
 void Server::Impl::setup_routes() {
   auto& h = http;
-  const int threads = opt.http_threads > 0 ? opt.http_threads : opt.max_queue + 16;
-  h.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  h.set_payload_max_length(opt.max_body_bytes);
+  h.set_payload_max_length(opt.max_body_bytes);  // the front checks it first; this is a backstop
 
   h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!auth_required() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
@@ -453,14 +451,27 @@ int Server::start() {
   s.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   s.setup_sessions();
   s.setup_routes();
-  if (s.opt.port == 0) {
-    s.port = s.http.bind_to_any_port(s.opt.host);
-  } else {
-    s.port = s.http.bind_to_port(s.opt.host, s.opt.port) ? s.opt.port : -1;
-  }
-  if (s.port < 0) throw InputError("cannot listen on " + s.opt.host + ":" + std::to_string(s.opt.port));
+  const ServerOptions& o = s.opt;
+  FrontLimits lim;
+  lim.max_body_bytes = o.max_body_bytes;
+  lim.max_header_bytes = o.max_header_bytes;
+  lim.max_headers = o.max_headers;
+  lim.header_timeout_s = o.header_timeout_s;
+  lim.body_timeout_s = o.body_timeout_s;
+  lim.keep_alive_s = o.keep_alive_s;
+  lim.max_conns_per_ip = o.max_conns_per_ip;
+  lim.max_connections = o.max_connections;
+  lim.workers = o.http_threads > 0 ? o.http_threads : o.max_queue + 16;
+  lim.reuse_port = o.reuse_port;
+  s.front = std::make_unique<HttpFront>(
+      s.http, lim,
+      [](int status, const std::string& message, const std::string& code) {
+        return dump(error_body(ApiError(status, status >= 500 ? "server_error" : "invalid_request_error", message, "", code)));
+      },
+      [&s] { s.metrics.requests_failed.fetch_add(1, std::memory_order_relaxed); });
+  s.port = s.front->bind(o.host, o.port);  // InputError names the address and the reason
   s.state.store(State::Loading, std::memory_order_release);
-  s.http_thread = std::thread([&s] { s.http.listen_after_bind(); });
+  s.front->start();
   s.load_thread = std::thread([&s] { s.load_model(); });
   return s.port;
 }
@@ -491,14 +502,16 @@ void Server::shutdown() {
     auto idle = [&] { return s.live.empty() && s.live_embeddings == 0; };
     const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), idle);
     if (!drained) {
+      // Cancelled streams get a moment to write their last chunk; writes to clients that read too
+      // slowly fail after it, so slow readers cannot stretch the shutdown past the grace period.
+      s.front->set_write_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(2));
       if (s.engine)
         for (RequestId id : s.live) s.engine->cancel(id);
       s.cancel_embeddings.store(true, std::memory_order_release);  // noticed before the next forward step
-      s.live_cv.wait_for(lk, std::chrono::seconds(10), idle);
+      s.live_cv.wait_for(lk, std::chrono::seconds(3), idle);
     }
   }
-  s.http.stop();
-  if (s.http_thread.joinable()) s.http_thread.join();
+  s.front->stop(2.0);  // answers still being written get 2 s more, then their connections are broken
   if (s.engine) s.engine->stop();
   if (s.kv_tier) s.kv_tier->flush(5.0);  // the last turns' blocks and sessions reach Redis
   s.state.store(State::Stopped);

@@ -32,8 +32,18 @@ struct ServerOptions {
   std::vector<std::string> admin_keys;
   EngineParams engine;
   int max_queue = 256;               // generation requests in flight at most; more get 429
-  size_t max_body_bytes = size_t{1} << 20;  // larger bodies get 413
-  int http_threads = 0;              // 0: max_queue + 16 (each open request holds one)
+  size_t max_body_bytes = size_t{1} << 20;  // larger bodies (decoded, chunked or not) get 413
+  int http_threads = 0;              // 0: max_queue + 16 (each request being answered holds one)
+  // Connection limits (docs/server.md, "Limits"): requests are read whole by one event-driven
+  // thread before a worker sees them, within these sizes and times.
+  size_t max_header_bytes = size_t{16} << 10;  // request line + headers; 431 beyond
+  int max_headers = 100;             // header fields; 431 beyond
+  double header_timeout_s = 10;      // a request's headers must arrive within this (408)
+  double body_timeout_s = 60;        // its body within this after the headers (408)
+  double keep_alive_s = 5;           // idle kept-alive connections close after this
+  int max_conns_per_ip = 256;        // open connections per client address; 429 beyond
+  int max_connections = 2048;        // open connections in all; 503 beyond
+  bool reuse_port = false;           // share the port with another server (SO_REUSEPORT)
   double heartbeat_s = 1.0;          // how often a silent request probes its connection
   double shutdown_grace_s = 30;      // in-flight requests get this long to finish, then are cancelled
   bool log_requests = false;         // one line per request on stderr

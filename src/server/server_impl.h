@@ -14,6 +14,7 @@
 #include "reasoning/decision_cache.h"
 #include "reasoning/difficulty_mlp.h"
 #include "sampling/constraint.h"
+#include "server/http_front.h"
 #include "server/metrics.h"
 #include "server/protocol.h"
 #include "server/responses.h"
@@ -47,8 +48,9 @@ struct Server::Impl {
   explicit Impl(ServerOptions o) : opt(std::move(o)) {}
 
   ServerOptions opt;
-  httplib::Server http;
-  std::thread http_thread, load_thread;
+  RoutedServer http;                // routing; connections are the front's
+  std::unique_ptr<HttpFront> front;
+  std::thread load_thread;
   int port = -1;
 
   mutable std::mutex state_mu;

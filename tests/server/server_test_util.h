@@ -83,6 +83,7 @@ class HttpConn {
   HttpConn(const HttpConn&) = delete;
   HttpConn& operator=(const HttpConn&) = delete;
   bool connected() const { return ok_; }
+  int fd() const { return fd_; }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -130,6 +131,7 @@ class HttpConn {
       pos = next;
     }
     chunked_ = r.headers["transfer-encoding"] == "chunked";
+    done_ = false;  // the next answer on a kept-alive connection
     remaining_ = r.headers.count("content-length") ? std::stoll(r.headers["content-length"]) : -1;
     return true;
   }
