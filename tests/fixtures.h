@@ -79,4 +79,45 @@ inline std::string qwen3_think_model() {
   return path;
 }
 
+// A random-weight model whose chat template carries tools in one family's way, for the tool-calling
+// tests: "hermes" (ChatML with <tools> in the system turn and <tool_call> answers, as Qwen2.5 / Qwen3 /
+// Hermes 3), "llama3" (Llama 3.1's ipython role and JSON calls), "mistral" ([AVAILABLE_TOOLS],
+// [TOOL_CALLS]). kvscope does not run the Jinja; it recognises the family and the tool format from the
+// template's markers (tokenizer/chat_template.h, toolcall/parser.h) and renders them itself. The
+// generated vocabulary writes the markers as plain pieces, so a parser sees them as text.
+inline std::string tool_model(const std::string& family) {
+  RandomModelSpec s = tiny_spec(64, 2, 4, 2, 128, 512, 1024, 31);
+  s.arch = family == "hermes" ? "qwen2" : family == "mistral" ? "mistral" : "llama";
+  if (family == "hermes") {
+    s.chat_template =
+        "{%- if tools %}{{- '<|im_start|>system\\n' }}{%- if messages[0].role == 'system' %}{{- messages[0].content + '\\n\\n' }}"
+        "{%- endif %}{{- '# Tools\\n\\n<tools>' }}{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
+        "{{- '\\n</tools>\\n\\nCall a function as <tool_call>\\n{\"name\": <function-name>, \"arguments\": <args-json-object>}"
+        "\\n</tool_call><|im_end|>\\n' }}{%- endif %}{%- for message in messages %}{%- if message.role == 'tool' %}"
+        "{{- '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}{%- else %}"
+        "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}"
+        "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+  } else if (family == "llama3") {
+    s.chat_template =
+        "{{- bos_token }}{%- if tools is not none %}{{- '<|start_header_id|>system<|end_header_id|>\\n\\nEnvironment: ipython"
+        "<|eot_id|>' }}{%- endif %}{%- for message in messages %}{%- if message.role == 'tool' %}"
+        "{{- '<|start_header_id|>ipython<|end_header_id|>\\n\\n' + message.content + '<|eot_id|>' }}{%- else %}"
+        "{{- '<|start_header_id|>' + message.role + '<|end_header_id|>\\n\\n' + message.content + '<|eot_id|>' }}"
+        "{%- endif %}{%- endfor %}{%- if add_generation_prompt %}"
+        "{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}"
+        "{#- Calls: {\"name\": function name, \"parameters\": dictionary of argument name and its value} #}";
+  } else if (family == "mistral") {
+    s.chat_template =
+        "{{- bos_token }}{%- for message in messages %}{%- if message.role == 'user' %}{%- if tools and loop.last %}"
+        "{{- '[AVAILABLE_TOOLS] ' + (tools | tojson) + '[/AVAILABLE_TOOLS]' }}{%- endif %}"
+        "{{- '[INST] ' + message.content + '[/INST]' }}{%- elif message.tool_calls %}"
+        "{{- '[TOOL_CALLS] ' + (message.tool_calls | tojson) + eos_token }}{%- elif message.role == 'tool' %}"
+        "{{- '[TOOL_RESULTS] ' + message.content + '[/TOOL_RESULTS]' }}{%- else %}{{- ' ' + message.content + eos_token }}"
+        "{%- endif %}{%- endfor %}";
+  } else {
+    ADD_FAILURE() << "no tool model for " << family;
+  }
+  return model_file(s, "tools-" + family);
+}
+
 }  // namespace kvscope::fixtures

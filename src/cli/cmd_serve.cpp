@@ -19,6 +19,7 @@ void add_serve_command(CLI::App& app) {
     server::ServerOptions srv;
     int kv_mem_mib = 256, batch_tokens = 256, max_seqs = 64;
     size_t max_body_kib = 1024;
+    size_t session_max_mib = kDefaultSessionMaxBytes >> 20;
     ReasoningOpts reasoning;
     int reasoning_budget = -1;
     std::string signals = "on", reject;
@@ -30,6 +31,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--model-id", o->srv.model_id, "Model name clients send (default: the file's stem)");
   cmd->add_option("--chat-template", o->srv.chat_template, "Chat format: llama2, llama3, chatml, mistral, zephyr (default: the model's)");
   cmd->add_option("--api-key", o->srv.api_keys, "Require 'Authorization: Bearer KEY' (repeatable; each key gets its own prefix cache)");
+  cmd->add_option("--admin-key", o->srv.admin_keys,
+                  "A key that sees the global /metrics, /v1/stats and dashboard (repeatable); other keys see only their own "
+                  "counters there");
   cmd->add_option("--max-queue", o->srv.max_queue, "Requests in flight at most; more get 429")->check(CLI::Range(1, 1 << 16))->capture_default_str();
   cmd->add_option("--max-body", o->max_body_kib, "Largest request body in KiB (413 beyond)")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->add_option("--kv-mem", o->kv_mem_mib, "KV pool size in MiB")->check(CLI::Range(1, 1 << 20))->capture_default_str();
@@ -43,6 +47,11 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   cmd->add_option("--session-dir", o->srv.session_dir,
                   "Enable /v1/sessions: save and restore conversations' KV as files in this directory");
+  cmd->add_option("--session-secret-file", o->srv.session_secret_file,
+                  "File holding the secret that signs session files (HMAC-SHA256; at least 16 bytes). Default: one "
+                  "generated in DIR/.session-secret. Servers sharing session files need the same secret");
+  cmd->add_option("--session-max-mib", o->session_max_mib, "Largest session file restore reads, in MiB")
+      ->check(CLI::Range(1, 1 << 24))->capture_default_str();
   const char* sg = "KV signals";
   cmd->add_option("--confidence-probe", o->srv.confidence_path,
                   "Learned confidence probe (default: <model>.confidence.bin when present)")->group(sg);
@@ -101,6 +110,7 @@ void add_serve_command(CLI::App& app) {
     so.engine.max_seqs = o->max_seqs;
     so.engine.swa_full = o->model.swa_full;
     so.max_body_bytes = o->max_body_kib << 10;
+    so.session_max_bytes = o->session_max_mib << 20;
     so.signals = o->signals == "on";
     if (!o->reject.empty()) {
       if (o->reject == "default") {

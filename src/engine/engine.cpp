@@ -523,37 +523,52 @@ void Engine::expire_sessions() {
   }
 }
 
-void Engine::save_session(const std::string& id, const std::string& path) {
+std::optional<std::vector<uint8_t>> Engine::export_session(const std::string& id, const std::string& secret) {
   std::lock_guard lk(step_mu_);
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) throw InputError("unknown session '" + id + "'");
+  if (it == sessions_.end()) return std::nullopt;
   if (swa_kv_) throw InputError(kSwaSessionError);
-  save_session_file(path, fingerprint_, *kv_, it->second.table, it->second.tokens);
+  auto bytes = encode_session(fingerprint_, *kv_, it->second.table, it->second.tokens, secret);
   it->second.last_used = std::chrono::steady_clock::now();
+  return bytes;
 }
 
-void Engine::restore_session(const std::string& id, const std::string& path) {
+void Engine::save_session(const std::string& id, const std::string& path, const std::string& secret) {
+  auto bytes = export_session(id, secret);
+  if (!bytes) throw InputError("unknown session '" + id + "'");
+  write_session_bytes(path, *bytes);
+}
+
+SessionImage Engine::verify_session(std::vector<uint8_t> bytes, const std::string& secret) const {
+  if (swa_kv_) throw InputError(kSwaSessionError);
+  // kv_'s shape is fixed at construction: reading it needs no lock.
+  return decode_session(std::move(bytes), fingerprint_, *kv_, secret);
+}
+
+void Engine::import_session(const std::string& id, const SessionImage& img) {
+  if (static_cast<int>(img.tokens.size()) > limit_) throw LimitError("session longer than this engine's context");
   std::lock_guard lk(step_mu_);
   if (swa_kv_) throw InputError(kSwaSessionError);
   BlockTable t;
-  std::vector<int32_t> toks;
   for (;;) {
     try {
-      toks = load_session_file(path, fingerprint_, *kv_, t);
+      kvscope::install_session(img, *kv_, t);  // the file-image one, not Engine::install_session
       break;
     } catch (const LimitError&) {
       if (!evict_one_session()) throw;
     }
   }
-  if (static_cast<int>(toks.size()) > limit_) {
-    t.release_all(kv_->pool());
-    throw LimitError("session longer than this engine's context");
-  }
   Session& ss = sessions_[id];
   ss.table.release_all(kv_->pool());
   ss.table = std::move(t);
-  ss.tokens = std::move(toks);
+  ss.tokens = img.tokens;
   ss.last_used = std::chrono::steady_clock::now();
+}
+
+void Engine::restore_session(const std::string& id, const std::string& path, const std::string& secret, size_t max_bytes) {
+  auto bytes = read_session_bytes(path, max_bytes);
+  if (!bytes) throw InputError("session file not found");
+  import_session(id, verify_session(std::move(*bytes), secret));
 }
 
 void Engine::drop_session(const std::string& id) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 
 #include "engine/batched_forward.h"
 #include "engine/kv_block_sink.h"
+#include "engine/session_file.h"
 #include "engine/request.h"
 #include "kernels/threadpool.h"
 #include "kvcache/block_table.h"
@@ -83,8 +85,16 @@ class Engine {
 
   // Sessions (thread-safe). save writes the pinned history of a session to a file; restore loads
   // one (refusing files of another model, version or layout, or damaged ones, with InputError).
-  void save_session(const std::string& session_id, const std::string& path);
-  void restore_session(const std::string& session_id, const std::string& path);
+  // secret keys the file's HMAC (session_file.h). The step lock is held only while blocks are
+  // copied out or in: file I/O and verification run outside it, so a slow file stalls no step.
+  void save_session(const std::string& session_id, const std::string& path, const std::string& secret = "");
+  void restore_session(const std::string& session_id, const std::string& path, const std::string& secret = "",
+                       size_t max_bytes = kDefaultSessionMaxBytes);
+  // The parts of save and restore, for callers that do their own file handling (the server):
+  // the file's bytes (nullopt: no such session); a verified image; and pinning an image.
+  std::optional<std::vector<uint8_t>> export_session(const std::string& session_id, const std::string& secret);
+  SessionImage verify_session(std::vector<uint8_t> bytes, const std::string& secret) const;
+  void import_session(const std::string& session_id, const SessionImage& img);
   void drop_session(const std::string& session_id);
   bool has_session(const std::string& session_id);
 

@@ -294,6 +294,7 @@ std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_bod
   x->g = std::move(one);
   GenRequest& g = x->g;
   x->salt = g.cache_salt.empty() ? tenant : hash_bytes(g.cache_salt, tenant ^ 0x9e3779b97f4a7c15ULL);
+  x->tenant = tenant;
   plan_reasoning(*x, ep);
   render_prompt(*x, ep);
   const int n_prompt = static_cast<int>(x->prompt.size());
@@ -441,6 +442,11 @@ Server::Impl::Started Server::Impl::start_generation(const httplib::Request& req
   }
   metrics.requests_total.fetch_add(1, std::memory_order_relaxed);
   for (const auto& leader : leaders) metrics.prompt_tokens.fetch_add(static_cast<int64_t>(leader->prompt.size()), std::memory_order_relaxed);
+  {
+    TenantMetrics& tm = metrics.tenant(tenant);
+    tm.requests_total.fetch_add(1, std::memory_order_relaxed);
+    for (const auto& leader : leaders) tm.prompt_tokens.fetch_add(leader->prompt.size(), std::memory_order_relaxed);
+  }
   return {x, choices, g.stream};
 }
 

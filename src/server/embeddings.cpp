@@ -4,7 +4,9 @@
 // token ids or an array of such arrays; `dimensions` truncates and renormalizes; encoding_format
 // "float" or "base64" (little-endian float32, as OpenAI's clients decode it). Extension fields:
 // `kvscope_pool` ("mean" | "last") and `kvscope_layers` ("mid" | "all" | "a-b" | "a,b,c").
+#include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "server/server_impl.h"
 #include "signals/embedding.h"
@@ -74,23 +76,35 @@ std::vector<std::vector<int32_t>> inputs_of(const Model& model, const json& in) 
 
 }  // namespace
 
-json embeddings_response(const Server::Impl& s, const json& body) {
+// Validates the body, admits the request like a generation (the same --max-queue count, so
+// embeddings cannot pile up beside it), then computes in the response's content provider: while
+// it waits for the Embedder and between forward steps it writes JSON-insignificant spaces, so a
+// client that hung up is noticed and its work abandoned, and shutdown's grace cancels it.
+void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Response& res) {
+  require_serving();
+  const json body = parse_json_body(req.body);
   if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
-  if (auto m = body.find("model"); m != body.end() && m->is_string() && m->get<std::string>() != s.model_id)
+  if (auto m = body.find("model"); m != body.end() && m->is_string() && m->get<std::string>() != model_id)
     throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist", "model",
                    "model_not_found");
   auto in = body.find("input");
   if (in == body.end()) throw invalid_request("'input' is required", "input");
-  signals::EmbeddingOptions o;
+  struct Job {
+    std::vector<std::vector<int32_t>> inputs;
+    signals::EmbeddingOptions o;
+    std::string format = "float";
+    int n_tokens = 0;
+  };
+  auto job = std::make_shared<Job>();
+  signals::EmbeddingOptions& o = job->o;
   if (auto d = body.find("dimensions"); d != body.end() && !d->is_null()) {
     if (!d->is_number_integer() || d->get<int64_t>() < 1) throw invalid_request("'dimensions' must be a positive integer", "dimensions");
     o.dimensions = static_cast<int>(std::min<int64_t>(d->get<int64_t>(), 1 << 20));
   }
-  std::string format = "float";
   if (auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
     if (!f->is_string() || (f->get<std::string>() != "float" && f->get<std::string>() != "base64"))
       throw invalid_request("'encoding_format' must be \"float\" or \"base64\"", "encoding_format");
-    format = f->get<std::string>();
+    job->format = f->get<std::string>();
   }
   if (auto p = body.find("kvscope_pool"); p != body.end()) {
     auto pool = p->is_string() ? signals::parse_pool(p->get<std::string>()) : std::nullopt;
@@ -101,37 +115,111 @@ json embeddings_response(const Server::Impl& s, const json& body) {
     if (!l->is_string()) throw invalid_request("'kvscope_layers' must be a string such as \"mid\" or \"2-5\"", "kvscope_layers");
     o.layers = l->get<std::string>();
   }
-  const auto inputs = inputs_of(*s.model, *in);
-  std::vector<std::vector<float>> vecs;
-  int n_tokens = 0;
-  for (const auto& t : inputs) n_tokens += static_cast<int>(t.size());
+  job->inputs = inputs_of(*model, *in);
+  for (const auto& t : job->inputs) job->n_tokens += static_cast<int>(t.size());
   try {
-    std::lock_guard lk(s.embed_mu);  // the Embedder owns one KV cache; requests take turns
-    if (!s.embedder) {
+    // Not embed_mu: that is held for a whole computation. Validation only reads the Embedder's
+    // fixed shape, so it may run beside one.
+    std::lock_guard lk(embedder_make_mu);
+    if (!embedder) {
       ContextParams cp;
-      cp.n_threads = s.opt.engine.n_threads;
-      s.embedder = std::make_unique<signals::Embedder>(*s.model, cp);
+      cp.n_threads = opt.engine.n_threads;
+      embedder = std::make_unique<signals::Embedder>(*model, cp);
     }
-    if (o.dimensions > s.embedder->embedding_dim(o))
-      throw invalid_request("'dimensions' is larger than the embedding size " + std::to_string(s.embedder->embedding_dim(o)),
+    if (o.dimensions > embedder->embedding_dim(o))
+      throw invalid_request("'dimensions' is larger than the embedding size " + std::to_string(embedder->embedding_dim(o)),
                             "dimensions");
-    vecs = s.embedder->embed_many(inputs, o);
+    embedder->validate(job->inputs, o);
   } catch (const LimitError& e) {
     throw invalid_request(e.what(), "input", "context_length_exceeded");
   } catch (const InputError& e) {
     throw invalid_request(e.what(), "input");
   }
-  json data = json::array();
-  for (size_t i = 0; i < vecs.size(); ++i) {
-    json item = {{"object", "embedding"}, {"index", i}};
-    if (format == "base64") item["embedding"] = base64_of(vecs[i]);
-    else item["embedding"] = vecs[i];
-    data.push_back(std::move(item));
+
+  if (metrics.in_flight.fetch_add(1) + 1 > opt.max_queue) {
+    metrics.in_flight.fetch_sub(1);
+    throw ApiError(429, "rate_limit_error",
+                   "the server is at capacity (" + std::to_string(opt.max_queue) + " requests in flight); retry later", "",
+                   "queue_full");
   }
-  return {{"object", "list"},
-          {"data", std::move(data)},
-          {"model", s.model_id},
-          {"usage", {{"prompt_tokens", n_tokens}, {"total_tokens", n_tokens}}}};
+  {
+    std::lock_guard lk(live_mu);  // shutdown waits for it, then cancels it, like a generation
+    ++live_embeddings;
+  }
+  metrics.requests_total.fetch_add(1, std::memory_order_relaxed);
+  metrics.prompt_tokens.fetch_add(static_cast<uint64_t>(job->n_tokens), std::memory_order_relaxed);
+  TenantMetrics* tm = &metrics.tenant(tenant_salt(req));
+  tm->requests_total.fetch_add(1, std::memory_order_relaxed);
+  tm->prompt_tokens.fetch_add(static_cast<uint64_t>(job->n_tokens), std::memory_order_relaxed);
+  auto last_write = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  res.set_chunked_content_provider(
+      "application/json",
+      [this, job, last_write, tm](size_t, httplib::DataSink& sink) {
+        bool hung_up = false;
+        // Also the heartbeat: a write to a closed connection fails (the first may not).
+        auto stop = [&] {
+          if (cancel_embeddings.load(std::memory_order_acquire)) return true;
+          const auto now = std::chrono::steady_clock::now();
+          if (now - *last_write >= std::chrono::duration<double>(opt.heartbeat_s)) {
+            *last_write = now;
+            if (!sink.write(" ", 1)) return hung_up = true;
+          }
+          return false;
+        };
+        auto fail = [&](const ApiError& e) {
+          const std::string b = dump(error_body(e));
+          sink.write(b.data(), b.size());
+          sink.done();
+          return true;
+        };
+        std::unique_lock lk(embed_mu, std::defer_lock);
+        while (!lk.try_lock_for(std::chrono::milliseconds(20)))
+          if (stop()) break;
+        if (!lk.owns_lock()) {
+          metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          tm->requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          if (hung_up) return false;
+          return fail(ApiError(503, "server_error", "the server is shutting down", "", "shutting_down"));
+        }
+        std::vector<std::vector<float>> vecs;
+        try {
+          signals::EmbeddingOptions o = job->o;
+          o.cancelled = stop;
+          vecs = embedder->embed_many(job->inputs, o);
+        } catch (const signals::EmbeddingCancelled&) {
+          metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          tm->requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+          if (hung_up) return false;
+          return fail(ApiError(503, "server_error", "the server is shutting down", "", "shutting_down"));
+        } catch (const std::exception& e) {  // validated before: not expected
+          metrics.requests_failed.fetch_add(1, std::memory_order_relaxed);
+          return fail(ApiError(500, "server_error", std::string("internal error: ") + e.what()));
+        }
+        lk.unlock();
+        json data = json::array();
+        for (size_t i = 0; i < vecs.size(); ++i) {
+          json item = {{"object", "embedding"}, {"index", i}};
+          if (job->format == "base64") item["embedding"] = base64_of(vecs[i]);
+          else item["embedding"] = vecs[i];
+          data.push_back(std::move(item));
+        }
+        const std::string out = dump(json{{"object", "list"},
+                                          {"data", std::move(data)},
+                                          {"model", model_id},
+                                          {"usage", {{"prompt_tokens", job->n_tokens}, {"total_tokens", job->n_tokens}}}});
+        if (!sink.write(out.data(), out.size())) return false;
+        sink.done();
+        return true;
+      },
+      [this](bool) {
+        // Always called, also when the client left before the provider ran.
+        {
+          std::lock_guard lk(live_mu);
+          --live_embeddings;
+        }
+        live_cv.notify_all();
+        metrics.in_flight.fetch_sub(1, std::memory_order_relaxed);
+      });
 }
 
 }  // namespace kvscope::server

@@ -35,6 +35,7 @@ reasoning::Splitter::Delta Exchange::shown(const std::string& piece, bool final)
 void Exchange::submit(Request r, bool continuation) {
   attempt_prompt = r.prompt;
   gen = std::make_shared<Generation>(*srv->engine, g.stop, g.logprobs, srv->metrics);
+  gen->set_tenant(&srv->metrics.tenant(tenant));
   gen->attach(r);
   if (srv->kv_tier && tier_computing >= 0) srv->kv_tier->watch_prefill(r, std::exchange(tier_computing, -1));
   if (rr) rr->attach(r, continuation);
@@ -56,6 +57,7 @@ std::shared_ptr<Exchange> Exchange::clone_for_choice(int i, int index) const {
   c->created = created;
   c->choice = index;
   c->salt = salt;
+  c->tenant = tenant;
   c->max_tokens = max_tokens;
   c->limit = limit;
   c->anomaly = anomaly;
@@ -316,7 +318,11 @@ void Exchange::finish() {
   reaped = true;
   finish_signals();
   if (rr) count_reasoning();
-  srv->metrics.e2e.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const double e2e = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  srv->metrics.e2e.observe(e2e);
+  TenantMetrics& tm = srv->metrics.tenant(tenant);
+  tm.e2e.observe(e2e);
+  tm.prompt_tokens_cached.fetch_add(static_cast<uint64_t>(std::max(0, completion.n_cached)), std::memory_order_relaxed);
 }
 
 void Exchange::abandon() {
@@ -328,6 +334,7 @@ void Exchange::abandon() {
   }
   srv->engine->cancel(id);
   srv->metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+  srv->metrics.tenant(tenant).requests_cancelled.fetch_add(1, std::memory_order_relaxed);
   finish();
 }
 
@@ -343,7 +350,10 @@ void Exchange::record_outcome(const json& ext) {
     if (const auto m = s->find("max_prob"); m != s->end() && m->is_number()) conf = m->get<double>();
   if (conf < 0 && top_prob_n > 0) conf = top_prob_sum / top_prob_n;
   srv->metrics.count_mode(requested, served);
-  if (conf >= 0) srv->metrics.confidence.observe(std::min(1.0, conf));
+  if (conf >= 0) {
+    srv->metrics.confidence.observe(std::min(1.0, conf));
+    srv->metrics.tenant(tenant).confidence.observe(std::min(1.0, conf));
+  }
 }
 
 json Exchange::extension() const {

@@ -35,12 +35,16 @@ void Generation::on_token(const TokenEvent& e) {
   }
   if (stop_.stopped()) return;  // tokens sampled before the cancel took effect are not part of the answer
   const auto now = clock_type::now();
-  if (n_seen_++ == 0)
-    metrics_.ttft.observe(std::chrono::duration<double>(now - t0_).count());
-  else
+  if (n_seen_++ == 0) {
+    const double ttft = std::chrono::duration<double>(now - t0_).count();
+    metrics_.ttft.observe(ttft);
+    if (tenant_) tenant_->ttft.observe(ttft);
+  } else {
     metrics_.itl.observe(std::chrono::duration<double>(now - last_token_).count());
+  }
   last_token_ = now;
   metrics_.generation_tokens.fetch_add(1, std::memory_order_relaxed);
+  if (tenant_) tenant_->generation_tokens.fetch_add(1, std::memory_order_relaxed);
 
   if (logprobs_ >= 0 && !logits_.empty()) {
     // Log-softmax of the model's distribution at this position (before sampling transforms).

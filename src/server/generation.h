@@ -26,6 +26,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // Wires this generation's callbacks into an engine request (they keep it alive while the engine
   // holds the request).
   void attach(Request& r);
+  // The requesting tenant's counters (time to first token, generated tokens) besides the global
+  // ones; set before attach().
+  void set_tenant(TenantMetrics* t) { tenant_ = t; }
 
   // Text that became final, with the log-probabilities of the tokens that produced it.
   struct Piece {
@@ -48,6 +51,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   Engine& engine_;
   const tok::Tokenizer& tk_;
   Metrics& metrics_;
+  TenantMetrics* tenant_ = nullptr;
   const int logprobs_;
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_token_;

@@ -20,16 +20,6 @@ void write_error(httplib::Response& res, const ApiError& e) {
   res.set_content(dump(error_body(e)), "application/json");
 }
 
-json parse_json_body(const std::string& body) {
-  // Checked before parsing so the message says what is wrong; nothing invalid reaches the tokenizer.
-  if (!tok::is_valid_utf8(body)) throw invalid_request("the request body is not valid UTF-8", "", "invalid_encoding");
-  try {
-    return json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw invalid_request(std::string("We could not parse the JSON body of your request: ") + e.what(), "", "invalid_json");
-  }
-}
-
 namespace {
 
 bool same_key(const std::string& a, const std::string& b) {
@@ -114,14 +104,23 @@ httplib::Server::Handler guarded(Server::Impl* s, F f) {
       write_error(res, ApiError(500, "server_error", std::string("internal error: ") + e.what()));
     }
     s->metrics.requests_failed.fetch_add(1, std::memory_order_relaxed);
+    s->metrics.tenant(s->tenant_salt(req)).requests_failed.fetch_add(1, std::memory_order_relaxed);
   };
 }
 
 }  // namespace
 
 uint64_t Server::Impl::tenant_salt(const httplib::Request& req) const {
-  if (opt.api_keys.empty()) return 0;
+  if (!auth_required()) return 0;
   return hash_bytes("kvscope-tenant:" + bearer_of(req), 0);
+}
+
+bool Server::Impl::global_view(const httplib::Request& req) const {
+  if (!auth_required()) return true;  // one tenant: its view is the global one
+  const std::string key = bearer_of(req);
+  bool admin = false;
+  for (const auto& k : opt.admin_keys) admin |= same_key(key, k);
+  return admin;
 }
 
 void Server::Impl::require_serving() const {
@@ -283,7 +282,7 @@ void Server::Impl::setup_routes() {
   h.set_payload_max_length(opt.max_body_bytes);
 
   h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (opt.api_keys.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (!auth_required() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
     const bool web_get = opt.webui && req.method == "GET" && is_web_path(req.path);
     if (web_get && is_public_web_file(req.path)) return httplib::Server::HandlerResponse::Unhandled;
     std::string key = bearer_of(req);
@@ -292,6 +291,7 @@ void Server::Impl::setup_routes() {
     if (key.empty() && web_get) key = cookie_key(req);
     bool ok = false;
     for (const auto& k : opt.api_keys) ok |= same_key(key, k);
+    for (const auto& k : opt.admin_keys) ok |= same_key(key, k);
     if (ok) return httplib::Server::HandlerResponse::Unhandled;
     if (web_get && (req.path == "/" || req.path == "/dashboard")) {
       serve_web_file(res, "login.html");  // still a 401: the page asks for the key, nothing else
@@ -347,15 +347,21 @@ void Server::Impl::setup_routes() {
     res.status = st == State::Ready ? 200 : 503;
     res.set_content(dump(j), "application/json");
   });
-  h.Get("/metrics", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
+  // Under API keys a tenant's key sees its own counters only; the global view needs --admin-key.
+  h.Get("/metrics", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+          if (!global_view(req)) {
+            res.set_content(metrics.tenant(tenant_salt(req)).render(state.load(std::memory_order_acquire) >= State::Ready),
+                            "text/plain; version=0.0.4; charset=utf-8");
+            return;
+          }
           std::optional<EngineStats> st;
           if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
           res.set_content(metrics.render(st ? &*st : nullptr) + reasoning_metrics() + (kv_tier ? kv_tier->metrics_text() : ""), "text/plain; version=0.0.4; charset=utf-8");
         }));
-  h.Get("/v1/stats", guarded(this, [this](const httplib::Request&, httplib::Response& res) {
+  h.Get("/v1/stats", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
           std::optional<EngineStats> st;
           if (state.load(std::memory_order_acquire) >= State::Ready && engine) st = engine->stats();
-          json j = metrics.to_json(st ? &*st : nullptr);
+          json j = global_view(req) ? metrics.to_json(st ? &*st : nullptr) : metrics.tenant(tenant_salt(req)).to_json(st.has_value());
           j["model"] = model_id;
           j["uptime_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
           res.set_header("Cache-Control", "no-cache");
@@ -392,8 +398,7 @@ void Server::Impl::setup_routes() {
           res.set_content(dump(model_obj()), "application/json");
         }));
   h.Post("/v1/embeddings", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
-           require_serving();
-           res.set_content(dump(embeddings_response(*this, parse_json_body(req.body))), "application/json");
+           handle_embeddings(req, res);
          }));
   h.Post(R"(/v1/sessions/([^/]*)/(save|restore))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            res.set_content(dump(session_request(req, req.matches[1], req.matches[2])), "application/json");
@@ -446,6 +451,7 @@ int Server::start() {
   if (s.opt.model_path.empty()) throw InputError("no model path given");
   s.model_id = s.opt.model_id.empty() ? std::filesystem::path(s.opt.model_path).stem().string() : s.opt.model_id;
   s.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.setup_sessions();
   s.setup_routes();
   if (s.opt.port == 0) {
     s.port = s.http.bind_to_any_port(s.opt.host);
@@ -482,10 +488,13 @@ void Server::shutdown() {
     // Let in-flight requests finish; past the grace period cancel them (their streams end with
     // finish_reason "cancelled") and wait for them to be written.
     std::unique_lock lk(s.live_mu);
-    const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), [&] { return s.live.empty(); });
-    if (!drained && s.engine) {
-      for (RequestId id : s.live) s.engine->cancel(id);
-      s.live_cv.wait_for(lk, std::chrono::seconds(10), [&] { return s.live.empty(); });
+    auto idle = [&] { return s.live.empty() && s.live_embeddings == 0; };
+    const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), idle);
+    if (!drained) {
+      if (s.engine)
+        for (RequestId id : s.live) s.engine->cancel(id);
+      s.cancel_embeddings.store(true, std::memory_order_release);  // noticed before the next forward step
+      s.live_cv.wait_for(lk, std::chrono::seconds(10), idle);
     }
   }
   s.http.stop();

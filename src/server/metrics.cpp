@@ -60,6 +60,51 @@ Metrics::Metrics()
       confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}),
       anomaly({0.5, 0.75, 1, 1.25, 1.5, 2, 3, 5, 10, 20}) {}
 
+TenantMetrics::TenantMetrics()
+    : ttft({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
+      e2e({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
+      confidence({0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}) {}
+
+std::string TenantMetrics::render(bool model_loaded) const {
+  std::string out;
+  scalar(out, "kvscope_model_loaded", "gauge", "1 once the model is loaded and requests are served.", model_loaded ? 1 : 0);
+  scalar(out, "kvscope_requests_total", "counter", "This API key's requests accepted.", double(requests_total.load()));
+  scalar(out, "kvscope_requests_failed_total", "counter", "This API key's requests answered with an error status.",
+         double(requests_failed.load()));
+  scalar(out, "kvscope_requests_cancelled_total", "counter", "This API key's requests cancelled.", double(requests_cancelled.load()));
+  scalar(out, "kvscope_prompt_tokens_total", "counter", "Prompt tokens of this API key's requests.", double(prompt_tokens.load()));
+  scalar(out, "kvscope_generation_tokens_total", "counter", "Tokens generated for this API key.", double(generation_tokens.load()));
+  scalar(out, "kvscope_prompt_tokens_cached_total", "counter", "This API key's prompt tokens served from its prefix cache.",
+         double(prompt_tokens_cached.load()));
+  ttft.render(out, "kvscope_time_to_first_token_seconds", "Time from a request's arrival to its first generated token.");
+  e2e.render(out, "kvscope_request_duration_seconds", "Time from a request's arrival to its last token.");
+  confidence.render(out, "kvscope_answer_confidence", "Confidence of this API key's finished answers.");
+  return out;
+}
+
+nlohmann::json TenantMetrics::to_json(bool model_loaded) const {
+  return {{"model_loaded", model_loaded},
+          {"scope", "tenant"},
+          {"requests", {{"total", requests_total.load()},
+                        {"failed", requests_failed.load()},
+                        {"cancelled", requests_cancelled.load()},
+                        {"in_flight", nullptr},
+                        {"running", nullptr},
+                        {"waiting", nullptr}}},
+          {"tokens", {{"prompt", prompt_tokens.load()}, {"generated", generation_tokens.load()},
+                      {"prompt_cached", prompt_tokens_cached.load()}}},
+          {"ttft_seconds", ttft.to_json()},
+          {"request_duration_seconds", e2e.to_json()},
+          {"answer_confidence", confidence.to_json()}};
+}
+
+TenantMetrics& Metrics::tenant(uint64_t salt) {
+  std::lock_guard lk(tenants_mu_);
+  auto& t = tenants_[salt];
+  if (!t) t = std::make_unique<TenantMetrics>();
+  return *t;
+}
+
 void Metrics::count_mode(const std::string& requested, const std::string& served) {
   std::lock_guard lk(mode_mu_);
   ++by_requested_[requested];
@@ -151,6 +196,7 @@ std::string Metrics::render(const EngineStats* e) const {
 
 nlohmann::json Metrics::to_json(const EngineStats* e) const {
   nlohmann::json j = {{"model_loaded", e != nullptr},
+                      {"scope", "global"},
                       {"requests", {{"total", requests_total.load()},
                                     {"failed", requests_failed.load()},
                                     {"cancelled", requests_cancelled.load()},

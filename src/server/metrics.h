@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,6 +32,18 @@ class Histogram {
   uint64_t n_ = 0;
 };
 
+// One tenant's (API key's) own counters: what /metrics and /v1/stats show a tenant's key, so no
+// tenant sees another's traffic, prefix hits or tokens (the global view is for --admin-key).
+struct TenantMetrics {
+  TenantMetrics();
+  std::atomic<uint64_t> requests_total{0}, requests_failed{0}, requests_cancelled{0};
+  std::atomic<uint64_t> prompt_tokens{0}, generation_tokens{0}, prompt_tokens_cached{0};
+  Histogram ttft, e2e, confidence;
+  std::string render(bool model_loaded) const;
+  // The shape of Metrics::to_json with the engine-wide parts (KV pool, prefix cache, queue) left out.
+  nlohmann::json to_json(bool model_loaded) const;
+};
+
 struct Metrics {
   Metrics();
   std::atomic<uint64_t> requests_total{0}, requests_failed{0}, requests_cancelled{0};
@@ -53,6 +66,9 @@ struct Metrics {
   // without "reasoning").
   void count_mode(const std::string& requested, const std::string& served);
 
+  // A tenant's counters, made on first use (one per API key that sends requests; tenant 0 without keys).
+  TenantMetrics& tenant(uint64_t salt);
+
   // The whole exposition; `engine` is null while the model loads.
   std::string render(const EngineStats* engine) const;
   // The same counters as one JSON object (GET /v1/stats, read by the dashboard).
@@ -61,6 +77,8 @@ struct Metrics {
  private:
   mutable std::mutex mode_mu_;
   std::map<std::string, uint64_t> by_requested_, by_mode_;
+  std::mutex tenants_mu_;
+  std::map<uint64_t, std::unique_ptr<TenantMetrics>> tenants_;
 };
 
 }  // namespace kvscope::server

@@ -27,6 +27,9 @@ struct ServerOptions {
   std::string model_id;              // the name clients send as "model"; "": the file's stem
   std::string chat_template;         // family name (chatml, llama3, ...); "": the model's, else chatml
   std::vector<std::string> api_keys; // non-empty: bearer auth on every route but /health
+  // Keys that also see the global /metrics, /v1/stats and dashboard; any other key sees only its
+  // own counters there. Admin keys are accepted wherever API keys are (and turn auth on alone).
+  std::vector<std::string> admin_keys;
   EngineParams engine;
   int max_queue = 256;               // generation requests in flight at most; more get 429
   size_t max_body_bytes = size_t{1} << 20;  // larger bodies get 413
@@ -61,6 +64,10 @@ struct ServerOptions {
   double reject_anomalous = -1;
   int default_max_tokens = 0;        // -n: max_tokens of requests that give none (0: 16 for completions, the context for chat)
   std::string session_dir;           // non-empty: /v1/sessions saves and restores sessions here
+  // The secret that signs session files (HMAC-SHA256): this file's contents, else a random one the
+  // server keeps in <session_dir>/.session-secret. Servers sharing sessions need the same secret.
+  std::string session_secret_file;
+  size_t session_max_bytes = kDefaultSessionMaxBytes;  // restore refuses larger files
   int analysis_interval_ms = 50;     // 0 decides once per request; > 0 re-estimates every check_every tokens
   // The shared KV tier in Redis (--kv-tier); url "" keeps KV local (docs/scale-out.md).
   kvtier::KvTierOptions kv_tier;

@@ -69,8 +69,10 @@ struct Server::Impl {
 
   Metrics metrics;
   // /v1/embeddings: one Embedder (its own KV cache), created on first use, one request at a time.
-  mutable std::mutex embed_mu;
-  mutable std::unique_ptr<signals::Embedder> embedder;
+  std::timed_mutex embed_mu;                // held while the Embedder computes
+  std::mutex embedder_make_mu;              // held to make it (once) and to validate a request
+  std::unique_ptr<signals::Embedder> embedder;
+  void handle_embeddings(const httplib::Request& req, httplib::Response& res);
   std::vector<ExtensionHook> hooks;
   ReasoningContext reasoning;
   std::unique_ptr<signals::ProbeFile> probe;      // null: no kv_probe / kvscope.confidence
@@ -93,6 +95,8 @@ struct Server::Impl {
   std::mutex live_mu;
   std::condition_variable live_cv;
   std::set<RequestId> live;
+  int live_embeddings = 0;                    // /v1/embeddings admitted and not yet answered (live_mu)
+  std::atomic<bool> cancel_embeddings{false}; // set when shutdown's grace runs out
 
   void setup_routes();
   std::string reasoning_metrics() const;
@@ -102,6 +106,9 @@ struct Server::Impl {
   void require_serving() const;
   // The tenant's prefix-cache salt: a hash of the request's API key (0 without keys).
   uint64_t tenant_salt(const httplib::Request& req) const;
+  bool auth_required() const { return !opt.api_keys.empty() || !opt.admin_keys.empty(); }
+  // Whether the request sees the global /metrics and /v1/stats: without keys, or with an admin key.
+  bool global_view(const httplib::Request& req) const;
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
   // Parses, admits and launches a completions or chat request (throws ApiError); its response is
   // then written from the events of the exchange (several choices: of each in `choices`).
@@ -131,6 +138,10 @@ struct Server::Impl {
   std::string session_path(uint64_t tenant, const std::string& id) const;
   json session_request(const httplib::Request& req, const std::string& id, const std::string& action);
   json session_list(const httplib::Request& req);
+  // At start with --session-dir: makes the directory, removes temporary files of saves that never
+  // finished, and loads (or first generates) the secret that signs session files.
+  void setup_sessions();
+  std::string session_secret;
   // Scale-out (scale_out.cpp): the X-Session-Id header names the session when the body does not
   // (400 when both are given and differ); the KV tier restores the session or fetches the prompt's
   // missing prefix blocks. Returns the prompt tokens brought in from the tier; `computing` gets the
@@ -141,13 +152,15 @@ struct Server::Impl {
   Completion reap(RequestId id);
 };
 
-// Reads a request body as JSON: invalid UTF-8 and malformed JSON become 400s.
+// Containers nested deeper than this in a request body are refused (400 json_too_deep) while
+// parsing: everything that walks JSON afterwards (copies, dump, the schema compiler) recurses.
+constexpr int kMaxJsonDepth = 64;
+// Reads a request body as JSON: invalid UTF-8, malformed JSON, nesting beyond kMaxJsonDepth and
+// numbers beyond a double's range become 400s.
 json parse_json_body(const std::string& body);
 void write_error(httplib::Response& res, const ApiError& e);
 uint64_t hash_bytes(const std::string& s, uint64_t seed);
 // InputError-like 400 unless id is a safe session id.
 void validate_session_id(const std::string& id, const char* param);
-// POST /v1/embeddings: the body's answer (throws ApiError).
-json embeddings_response(const Server::Impl& s, const json& body);
 
 }  // namespace kvscope::server

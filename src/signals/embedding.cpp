@@ -126,6 +126,15 @@ std::vector<float> Embedder::embed(const std::vector<int32_t>& tokens, const Emb
   return embed_many({tokens}, o)[0];
 }
 
+void Embedder::validate(const std::vector<std::vector<int32_t>>& inputs, const EmbeddingOptions& o) const {
+  if (inputs.empty()) throw InputError("nothing to embed: no inputs");
+  for (const auto& t : inputs) range_of(t, o);
+  if (o.dimensions > embedding_dim(o))
+    throw InputError("dimensions must be between 1 and " + std::to_string(embedding_dim(o)) + " (got " +
+                     std::to_string(o.dimensions) + ")");
+  if (o.source == EmbedSource::KV) parse_layers(o.layers, model_.hparams().n_layer);
+}
+
 std::vector<std::vector<float>> Embedder::embed_many(const std::vector<std::vector<int32_t>>& inputs,
                                                      const EmbeddingOptions& o) {
   const HParams& hp = model_.hparams();
@@ -140,6 +149,7 @@ std::vector<std::vector<float>> Embedder::embed_many(const std::vector<std::vect
     const auto& e = model_.tok_embd;
     std::vector<float> row(hp.n_embd);
     for (size_t i = 0; i < inputs.size(); ++i) {
+      if (o.cancelled && o.cancelled()) throw EmbeddingCancelled();
       std::vector<float> v(hp.n_embd, 0.0f);
       for (int p = ranges[i].begin; p < ranges[i].end; ++p) {
         const uint8_t* src = static_cast<const uint8_t*>(e.data) + kernels::row_bytes(e.type, e.cols) * inputs[i][p];
@@ -192,6 +202,7 @@ std::vector<std::vector<float>> Embedder::embed_many(const std::vector<std::vect
         step.push_back(q);
       }
       if (step.empty()) break;
+      if (o.cancelled && o.cancelled()) throw EmbeddingCancelled();
       e_->fwd.run(step);
     }
     for (size_t i = first; i < last; ++i) out[i] = finish(*taps[i - first], o);

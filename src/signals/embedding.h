@@ -4,8 +4,10 @@
 // The baselines of the embedding benchmark come from the same call: the mean of the input token
 // embeddings, and the mean of the residual stream after the last layer.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@ struct EmbeddingOptions {
   int dimensions = 0;           // > 0: keep the first N values and renormalize
   bool pre_rope = kDefaultPreRope;
   EmbedSource source = EmbedSource::KV;
+  // Asked before each forward step: true abandons the call with EmbeddingCancelled (the server's
+  // client hung up, or shutdown's grace ran out). Unset: never.
+  std::function<bool()> cancelled;
+};
+
+struct EmbeddingCancelled : std::runtime_error {
+  EmbeddingCancelled() : std::runtime_error("embedding cancelled") {}
 };
 
 // The first `dims` values, L2-normalized again. InputError when dims is not in [1, v.size()].
@@ -48,6 +57,9 @@ class Embedder {
   // Several inputs, batched into shared forward steps; equal to embedding each alone.
   std::vector<std::vector<float>> embed_many(const std::vector<std::vector<int32_t>>& inputs, const EmbeddingOptions& o);
   int embedding_dim(const EmbeddingOptions& o) const;
+  // Every check embed_many makes before computing (lengths, token ids, layers, dimensions), so a
+  // caller can answer an error before it commits to a response. Throws as embed_many would.
+  void validate(const std::vector<std::vector<int32_t>>& inputs, const EmbeddingOptions& o) const;
 
  private:
   struct Range {

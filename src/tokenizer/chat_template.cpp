@@ -2,6 +2,8 @@
 // very start is left to the tokenizer's add_bos).
 #include "tokenizer/chat_template.h"
 
+#include "tokenizer/chat_tools.h"
+
 #include "util/error.h"
 
 namespace kvscope::tok {
@@ -68,12 +70,16 @@ const char* chat_format_name(ChatFormat f) {
 
 std::string apply_chat_template(ChatFormat f, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
                                 const std::string& bos_text, const std::string& eos_text,
-                                const std::string& reasoning_level) {
+                                const std::string& reasoning_level, const nlohmann::ordered_json* tools) {
   for (const auto& m : msgs)
-    if (m.role != "system" && m.role != "user" && m.role != "assistant")
-      throw InputError("unknown chat role '" + m.role + "' (expected system, user or assistant)");
+    if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool")
+      throw InputError("unknown chat role '" + m.role + "' (expected system, user, assistant or tool)");
   const std::string eos = eos_text.empty() ? "</s>" : eos_text;
   std::string out;
+  std::vector<ChatMessage> rewritten;
+  if (render_with_tools(f, msgs, add_generation_prompt, eos, reasoning_level, tools, &out, &rewritten)) return out;
+  if (!rewritten.empty())
+    return apply_chat_template(f, rewritten, add_generation_prompt, bos_text, eos_text, reasoning_level, nullptr);
   switch (f) {
     case ChatFormat::ChatML:
       for (const auto& m : msgs) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";

@@ -267,8 +267,8 @@ TEST(JsonSchema, CompilesOrNamesWhatItCannotServe) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  refused(R"({"type":"string","pattern":"a+"})", "keyword 'pattern' is not supported");
-  refused(R"({"type":"integer","minimum":3})", "keyword 'minimum'");
+  refused(R"({"type":"string","format":"hostname"})", "format 'hostname' is not supported");
+  refused(R"({"type":"integer","multipleOf":3})", "keyword 'multipleOf'");
   refused(R"({"anyOf":[{"type":"string"},{"type":"object","properties":{"a":{"type":"string"}}},{"type":"string"}]})", "alternatives");
   refused(R"({"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}}}}})", "recursive");
   refused(R"({"$ref":"https://example.com/s.json"})", "only references into the document");

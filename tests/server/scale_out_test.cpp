@@ -279,9 +279,10 @@ TEST(ScaleOut, SessionSurvivesItsReplicaBeingKilledBetweenTurns) {
 // tenant gets them there.
 TEST(ScaleOut, TenantsStayApartInTheTier) {
   REQUIRE_CLUSTER_TOOLS();
-  Cluster cl(2, "--api-key tenant-a-key --api-key tenant-b-key");
+  // The tier's and the pool's gauges are global: only an admin key reads them.
+  Cluster cl(2, "--api-key tenant-a-key --api-key tenant-b-key --admin-key ops-key");
   ASSERT_TRUE(cl.ok()) << cl.log();
-  cl.set_metrics_auth("tenant-a-key");
+  cl.set_metrics_auth("ops-key");
   const std::map<std::string, std::string> a_key = {{"Authorization", "Bearer tenant-a-key"}};
   const std::map<std::string, std::string> b_key = {{"Authorization", "Bearer tenant-b-key"}};
   const json body = {{"prompt", tokens(400, 42)}, {"max_tokens", 4}};

@@ -101,9 +101,12 @@ TEST(ServerErrors, ResponseFormatsNotServedAreNamed) {
   };
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}})),
                400, "invalid_value", "response_format");
-  auto pattern = post(port(), "/v1/completions", with(ok_body, "response_format", schema_format({{"type", "string"}, {"pattern", "a+"}})));
+  auto pattern = post(port(), "/v1/completions", with(ok_body, "response_format", schema_format({{"type", "string"}, {"pattern", "(?=a)a+"}})));
   expect_error(pattern, 400, "unsupported_value", "response_format");
-  EXPECT_NE(pattern.body.find("keyword 'pattern' is not supported"), std::string::npos) << pattern.body;
+  EXPECT_NE(pattern.body.find("lookaround '(?=' is not supported"), std::string::npos) << pattern.body;
+  auto multiple = post(port(), "/v1/completions", with(ok_body, "response_format", schema_format({{"type", "integer"}, {"multipleOf", 2}})));
+  expect_error(multiple, 400, "unsupported_value", "response_format");
+  EXPECT_NE(multiple.body.find("keyword 'multipleOf' is not supported"), std::string::npos) << multiple.body;
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "json_object"}, {"schema", {{"type", "wat"}}}})),
                400, "unsupported_value", "response_format");
   expect_error(post(port(), "/v1/completions", with(ok_body, "response_format", {{"type", "xml"}})), 400, "invalid_value",

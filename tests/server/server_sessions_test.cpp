@@ -22,9 +22,20 @@ std::string fresh_dir(const std::string& name) {
   return d.string();
 }
 
+// Servers of these tests share one session secret, so a file saved by one is signed for another.
+std::string shared_secret() {
+  static const std::string path = [] {
+    const auto p = temp_dir() / ("session-secret-" + std::to_string(::getpid()));
+    std::ofstream(p) << "0123456789abcdef-test-secret\n";
+    return p.string();
+  }();
+  return path;
+}
+
 server::ServerOptions with_dir(const std::string& dir) {
   auto o = test_options();
   o.session_dir = dir;
+  o.session_secret_file = shared_secret();
   return o;
 }
 

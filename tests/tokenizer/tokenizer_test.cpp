@@ -322,7 +322,7 @@ TEST(ChatTemplate, Names) {
                        ChatFormat::Gemma, ChatFormat::Phi3})
     EXPECT_EQ(chat_format_from_name(chat_format_name(f)), f);
   EXPECT_THROW(chat_format_from_name("vicuna"), InputError);
-  EXPECT_THROW(apply_chat_template(ChatFormat::ChatML, {{"tool", "x"}}, false, "", ""), InputError);
+  EXPECT_THROW(apply_chat_template(ChatFormat::ChatML, {{"function", "x"}}, false, "", ""), InputError);
 }
 
 TEST(ChatTemplate, EncodesToSpecialTokens) {

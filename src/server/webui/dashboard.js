@@ -84,14 +84,16 @@ async function poll() {
     setCard('model', cur.model_loaded ? 'ready' : 'loading');
     setCard('tps', last ? KV.fmt(last.tps) : '–');
     setCard('requests', String(cur.requests.total));
-    setCard('inflight', String(cur.requests.in_flight));
+    // A tenant's key sees its own counters: the queue and the KV pool are the server's, left out.
+    setCard('inflight', cur.requests.in_flight == null ? '–' : String(cur.requests.in_flight));
     setCard('ttft', cur.ttft_seconds.count ? KV.fmt(1000 * cur.ttft_seconds.sum / cur.ttft_seconds.count) + ' ms' : '–');
     setCard('kv', cur.kv ? cur.kv.blocks_used + ' / ' + cur.kv.blocks_total : '–');
     setCard('hit', cur.prefix_cache ? KV.fmt(100 * cur.prefix_cache.hit_rate, 1) + ' %' : '–');
     const ac = cur.answer_confidence;
     setCard('conf', ac.count ? KV.fmt(ac.sum / ac.count, 3) : '–');
     draw(cur);
-    document.getElementById('dash-status').textContent = 'Updated ' + new Date().toLocaleTimeString() + '.';
+    document.getElementById('dash-status').textContent = 'Updated ' + new Date().toLocaleTimeString() + '.' +
+      (cur.scope === 'tenant' ? ' Showing this API key\'s requests only.' : '');
     document.getElementById('dash-status').className = '';
   } catch (e) {
     document.getElementById('dash-status').textContent = 'Cannot read /v1/stats: ' + (e.message || e);
