@@ -13,6 +13,7 @@
 #include "model/fingerprint.h"
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/planned_generate.h"
+#include "serving/job.h"
 #include "signals/scored_generation.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
@@ -130,17 +131,24 @@ void add_run_command(CLI::App& app) {
     if (o->budget_set && o->budget < -1)
       throw InputError("--reasoning-budget must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
                        std::to_string(o->budget) + ")");
+    // The flags' spellings (checked by CLI11) become enums here, once.
+    // adaptive: an adaptive run in `mode` (--reasoning, or an effort on the embedded model).
+    bool adaptive = !o->reasoning.empty();
+    serving::ReasoningMode mode = serving::ReasoningMode::Auto;
+    std::optional<Effort> effort;
+    if (adaptive) mode = serving::parse_reasoning_mode(o->reasoning).value_or(serving::ReasoningMode::Auto);
+    if (!o->effort.empty()) effort = parse_effort(o->effort);
     const std::string path = resolve_model(o->model.path);
     auto model = Model::load(path, o->model.threads);
     SamplingParams sp = o->sampling.params();
     // --reasoning's modes on a format with efforts are its efforts for them (effort_for_mode; levels:
     // low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
     if (const auto kind = o->ro.format_of(*model);
-        !o->reasoning.empty() && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
-      if (!o->effort.empty()) throw InputError("give one of --reasoning and --reasoning-effort");
-      o->effort = o->reasoning == "auto" ? "auto"
-                                         : std::string(effort_name(reasoning::effort_for_mode(kind, *parse_mode(o->reasoning))));
-      o->reasoning.clear();
+        adaptive && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
+      if (effort) throw InputError("give one of --reasoning and --reasoning-effort");
+      const auto fixed = serving::fixed_mode(mode);
+      effort = fixed ? reasoning::effort_for_mode(kind, *fixed) : Effort::Auto;
+      adaptive = false;
     }
     if (!o->prompt_file.empty()) {
       std::ifstream f(o->prompt_file, std::ios::binary);
@@ -149,11 +157,11 @@ void add_run_command(CLI::App& app) {
     }
     if (o->prompt.empty()) throw InputError("empty prompt (give -p TEXT)");
     if (!tok::is_valid_utf8(o->prompt)) throw InputError("prompt is not valid UTF-8");
-    if (!o->effort.empty() || o->budget_set) {
-      if (!o->reasoning.empty()) throw InputError("give one of --reasoning and --reasoning-effort");
+    if (effort || o->budget_set) {
+      if (adaptive) throw InputError("give one of --reasoning and --reasoning-effort");
       const reasoning::FormatKind kind = o->ro.format_of(*model);
       reasoning::PlanRequest pr;
-      if (!o->effort.empty()) pr.effort = parse_effort(o->effort);
+      pr.effort = effort;
       if (o->budget_set) pr.budget = o->budget;
       const reasoning::ReasoningPlan plan = reasoning::plan(kind, pr, o->ro.budgets);  // InputError names the format
       // The embedded model has no chat template: its chat is the bare question, as it was trained.
@@ -162,7 +170,8 @@ void add_run_command(CLI::App& app) {
       if (kind == reasoning::FormatKind::Levels && !model->chat_template().empty()) o->chat = true;
       if (kind == reasoning::FormatKind::Kvscope && !o->chat) {
         // The embedded model's levels are its mode lines: the adaptive run below carries them.
-        o->reasoning = pr.effort == Effort::Auto ? "auto" : std::string(mode_name(plan.mode));
+        mode = pr.effort == Effort::Auto ? serving::ReasoningMode::Auto : serving::reasoning_mode_of(plan.mode);
+        adaptive = true;
       } else {
         std::vector<tok::ChatMessage> msgs;
         if (!o->system.empty()) msgs.push_back({"system", o->system});
@@ -252,21 +261,22 @@ void add_run_command(CLI::App& app) {
         return;
       }
     }
-    if (!o->reasoning.empty()) {
+    if (adaptive) {
+      const serving::ReasoningMode asked = mode;
       if (o->chat) throw InputError("--reasoning takes a plain question, not --chat");
       reasoning::AdaptiveOptions ao;
       ao.controller = o->ro.controller();
       ao.max_tokens = std::max(1, o->n_predict);
       reasoning::DifficultyFile diff;
       const reasoning::DifficultyMLP* mlp = nullptr;
-      if (o->reasoning == "auto") {
+      if (asked == serving::ReasoningMode::Auto) {
         const std::string dpath = difficulty_path_for(path, o->ro.difficulty);
         if (dpath.empty())
           throw InputError("--reasoning auto needs a difficulty estimator: pass --difficulty FILE (kvscope train-difficulty)");
         diff = reasoning::load_difficulty(dpath, model_fingerprint(*model));
         mlp = &diff.mlp;
       } else {
-        ao.forced = reasoning::parse_mode(o->reasoning);
+        ao.forced = serving::fixed_mode(asked);
       }
       Context ctx(*model, o->model.context_params());
       const auto r = reasoning::generate_adaptive(ctx, o->prompt, sp, diff.features, mlp, ao);
@@ -283,7 +293,8 @@ void add_run_command(CLI::App& app) {
       } else {
         std::printf("%s\n", r.text.c_str());
         std::fflush(stdout);  // the text's line is out before the statistics' line on stderr
-        std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n", o->reasoning.c_str(),
+        std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n",
+                     std::string(serving::reasoning_mode_name(asked)).c_str(),
                      std::string(reasoning::mode_name(r.initial.mode)).c_str(),
                      std::string(reasoning::mode_name(r.final_mode)).c_str(), r.initial.reason.c_str(),
                      r.generated_total, std::string(stop_reason_name(r.stop_reason)).c_str());

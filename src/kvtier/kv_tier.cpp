@@ -1,18 +1,17 @@
 #include "kvtier/kv_tier.h"
 
-#include <hiredis/hiredis.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
+#include "redis/connection.h"
 #include "util/error.h"
 #include "util/hash.h"
-#include "util/sigpipe_guard.h"
 
 namespace kvscope::kvtier {
+
+using redis::Reply;
 
 namespace {
 
@@ -25,11 +24,6 @@ std::string hex(uint64_t v, int digits = 16) {
   std::snprintf(buf, sizeof buf, "%0*" PRIx64, digits, v);
   return buf;
 }
-
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
 
 struct Put {
   std::string s;
@@ -79,169 +73,11 @@ bool sealed(const std::string& v) {
   return util::fnv1a(v.data(), v.size() - 8) == stored;
 }
 
-std::string percent_decode(std::string_view s, const std::string& url) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    auto hexv = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
-    if (i + 2 >= s.size()) throw InputError("kv tier: bad redis URL '" + url + "': truncated %-escape");
-    const int a = hexv(s[i + 1]), b = hexv(s[i + 2]);
-    if (a < 0 || b < 0) throw InputError("kv tier: bad redis URL '" + url + "': bad %-escape");
-    out += static_cast<char>(a * 16 + b);
-    i += 2;
-  }
-  return out;
-}
-
-bool all_digits(std::string_view s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
 }  // namespace
-
-// One hiredis connection with bounded commands; not thread-safe (each user holds its own).
-class RedisConn {
- public:
-  RedisConn(const RedisUrl& u, int timeout_ms) : url_(u), timeout_ms_(timeout_ms) {}
-  ~RedisConn() { close(); }
-  bool up() const { return c_ != nullptr; }
-  void close() {
-    if (c_) redisFree(c_);
-    c_ = nullptr;
-  }
-  // Connects, authenticates, selects the database and pings; false with `why` on failure.
-  bool connect(std::string& why) {
-    close();
-    const timeval tv{timeout_ms_ / 1000, static_cast<suseconds_t>((timeout_ms_ % 1000) * 1000)};
-    redisContext* c = redisConnectWithTimeout(url_.host.c_str(), url_.port, tv);
-    if (!c) {
-      why = "cannot allocate a connection";
-      return false;
-    }
-    if (c->err || redisSetTimeout(c, tv) != REDIS_OK) {
-      why = error_of(c);
-      redisFree(c);
-      return false;
-    }
-    c_ = c;
-    std::vector<std::vector<std::string>> cmds;
-    if (!url_.password.empty()) {
-      if (url_.user.empty()) cmds.push_back({"AUTH", url_.password});
-      else cmds.push_back({"AUTH", url_.user, url_.password});
-    }
-    if (url_.db) cmds.push_back({"SELECT", std::to_string(url_.db)});
-    cmds.push_back({"PING"});
-    std::vector<Reply> rs;
-    if (!pipeline(cmds, rs, why)) return close(), false;
-    for (const auto& r : rs)
-      if (r->type == REDIS_REPLY_ERROR) {
-        why = std::string("error reply: ") + r->str;
-        close();
-        return false;
-      }
-    return true;
-  }
-  // Sends every command, then reads every reply (one round trip). False (connection unusable) on
-  // I/O failure; error replies come back as replies.
-  bool pipeline(const std::vector<std::vector<std::string>>& cmds, std::vector<Reply>& out, std::string& why) {
-    out.clear();
-    if (!c_) {
-      why = "not connected";
-      return false;
-    }
-    SigpipeGuard guard;
-    for (const auto& cmd : cmds) {
-      std::vector<const char*> argv;
-      std::vector<size_t> lens;
-      for (const auto& a : cmd) argv.push_back(a.data()), lens.push_back(a.size());
-      if (redisAppendCommandArgv(c_, static_cast<int>(argv.size()), argv.data(), lens.data()) != REDIS_OK) {
-        why = error_of(c_);
-        return false;
-      }
-    }
-    for (size_t i = 0; i < cmds.size(); ++i) {
-      void* r = nullptr;
-      if (redisGetReply(c_, &r) != REDIS_OK || !r) {
-        why = error_of(c_);
-        return false;
-      }
-      out.emplace_back(static_cast<redisReply*>(r));
-    }
-    return true;
-  }
-
- private:
-  std::string error_of(const redisContext* c) const {
-    if (c->err == REDIS_ERR_IO && (std::strcmp(c->errstr, std::strerror(EAGAIN)) == 0 ||
-                                   std::strcmp(c->errstr, std::strerror(EWOULDBLOCK)) == 0))
-      return "no reply within " + std::to_string(timeout_ms_) + " ms";
-    return c->err ? c->errstr : "no reply";
-  }
-  RedisUrl url_;
-  int timeout_ms_;
-  redisContext* c_ = nullptr;
-};
-
-RedisUrl RedisUrl::parse(const std::string& url) {
-  auto bad = [&](const std::string& why) {
-    return InputError("kv tier: bad redis URL '" + url + "': " + why + " (expected redis://[user:password@]host:port[/db])");
-  };
-  constexpr std::string_view scheme = "redis://";
-  if (url.compare(0, scheme.size(), scheme) != 0) throw bad("not a redis:// URL");
-  RedisUrl u;
-  std::string_view rest = std::string_view(url).substr(scheme.size());
-  std::string_view authority = rest.substr(0, rest.find('/'));
-  std::string_view path = authority.size() < rest.size() ? rest.substr(authority.size() + 1) : std::string_view{};
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    std::string_view cred = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    const size_t colon = cred.find(':');
-    if (colon == std::string_view::npos) {
-      u.password = percent_decode(cred, url);  // redis://password@host, as redis-cli -u reads it
-    } else {
-      u.user = percent_decode(cred.substr(0, colon), url);
-      u.password = percent_decode(cred.substr(colon + 1), url);
-    }
-    if (u.password.empty()) throw bad("empty password");
-  }
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos) throw bad("unclosed '['");
-    u.host = authority.substr(1, close - 1);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && after.front() != ':') throw bad("junk after ']'");
-    if (!after.empty()) port_text = after.substr(1);
-    if (!after.empty() && port_text.empty()) throw bad("empty port");
-  } else {
-    const size_t colon = authority.find(':');
-    u.host = authority.substr(0, colon);
-    if (colon != std::string_view::npos) {
-      port_text = authority.substr(colon + 1);
-      if (port_text.empty()) throw bad("empty port");
-    }
-  }
-  if (u.host.empty()) throw bad("no host");
-  if (!port_text.empty()) {
-    if (!all_digits(port_text)) throw bad("port '" + std::string(port_text) + "' is not a number");
-    u.port = std::stoi(std::string(port_text));
-    if (u.port < 1 || u.port > 65535) throw bad("port " + std::to_string(u.port) + " is out of range");
-  }
-  if (!path.empty()) {
-    if (!all_digits(path)) throw bad("database '" + std::string(path) + "' is not a number");
-    u.db = std::stoi(std::string(path));
-  }
-  return u;
-}
-
-std::string RedisUrl::display() const { return host + ":" + std::to_string(port) + (db ? "/" + std::to_string(db) : ""); }
 
 void KvTierOptions::validate() const {
   if (url.empty()) return;
-  RedisUrl::parse(url);
+  RedisUrl::parse(url, "kv tier");
   if (ttl_s <= 0) throw InputError("--kv-tier-ttl must be positive (it is " + std::to_string(ttl_s) + ")");
   if (max_blocks < 1) throw InputError("--kv-tier-max-blocks must be at least 1");
   if (timeout_ms <= 0) throw InputError("--kv-tier-timeout-ms must be positive");
@@ -251,9 +87,9 @@ void KvTierOptions::validate() const {
 KvTier::KvTier(KvTierOptions o) : opt_(std::move(o)) {
   opt_.validate();
   if (opt_.url.empty()) throw InputError("kv tier: no redis URL");
-  url_ = RedisUrl::parse(opt_.url);
-  reader_ = std::make_unique<RedisConn>(url_, opt_.timeout_ms);
-  writer_ = std::make_unique<RedisConn>(url_, opt_.timeout_ms);
+  url_ = RedisUrl::parse(opt_.url, "kv tier");
+  reader_ = std::make_unique<redis::Connection>(url_, opt_.timeout_ms);
+  writer_ = std::make_unique<redis::Connection>(url_, opt_.timeout_ms);
 }
 
 KvTier::~KvTier() { detach(); }
@@ -307,7 +143,7 @@ std::string KvTier::block_key(uint64_t salt, BlockHash h) const { return ns_ + "
 
 std::string KvTier::session_key(const std::string& id) const { return ns_ + ":s:" + hex(util::fnv1a(id)); }
 
-bool KvTier::ready(RedisConn& c) {
+bool KvTier::ready(redis::Connection& c) {
   if (c.up()) return true;
   {
     std::lock_guard lk(outage_mu_);
@@ -324,7 +160,7 @@ bool KvTier::ready(RedisConn& c) {
   return true;
 }
 
-void KvTier::failed(RedisConn& c, const std::string& why) {
+void KvTier::failed(redis::Connection& c, const std::string& why) {
   c.close();
   errors_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lk(outage_mu_);

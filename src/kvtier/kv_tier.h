@@ -32,18 +32,16 @@
 
 #include "engine/engine.h"
 #include "engine/kv_block_sink.h"
+#include "redis/url.h"
+
+namespace kvscope::redis {
+class Connection;
+}
 
 namespace kvscope::kvtier {
 
-// redis://[user:password@]host[:port][/db] (user may be empty: redis://:password@host); user and
-// password may be percent-encoded. Throws InputError naming what is wrong.
-struct RedisUrl {
-  std::string host;
-  int port = 6379, db = 0;
-  std::string user, password;
-  static RedisUrl parse(const std::string& url);
-  std::string display() const;  // host:port/db, never the password
-};
+// The tier's Redis URL (redis/url.h): redis://[user:password@]host[:port][/db].
+using RedisUrl = redis::Url;
 
 struct KvTierOptions {
   std::string url;                   // "": no tier
@@ -65,7 +63,6 @@ struct KvTierStats {
   double fetch_s_per_block = 0, prefill_s_per_token = 0;  // current estimates (0: none yet)
 };
 
-class RedisConn;
 
 class KvTier final : public KVBlockSink {
  public:
@@ -114,8 +111,8 @@ class KvTier final : public KVBlockSink {
   void enqueue(Job j);
   bool remember_written(BlockHash h, uint64_t salt);  // false when already written recently
   // Both connections share the outage state: one warning per outage, whichever notices it.
-  bool ready(RedisConn& c);
-  void failed(RedisConn& c, const std::string& why);
+  bool ready(redis::Connection& c);
+  void failed(redis::Connection& c, const std::string& why);
   // Fetches values of keys (nullopt entries for misses); false when Redis is unavailable.
   bool mget(const std::vector<std::string>& keys, std::vector<std::string>& values, std::vector<bool>& found);
   std::string parse_block(const std::string& v, uint64_t salt, BlockHash h, BlockHash parent, const int32_t* tokens) const;
@@ -132,7 +129,7 @@ class KvTier final : public KVBlockSink {
   size_t block_bytes_ = 0;
   std::string ns_;
 
-  std::unique_ptr<RedisConn> reader_, writer_;
+  std::unique_ptr<redis::Connection> reader_, writer_;
   std::mutex read_mu_;              // one fetch at a time on the reader connection
   mutable std::mutex outage_mu_;
   bool in_outage_ = false;

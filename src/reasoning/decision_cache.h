@@ -17,7 +17,11 @@
 
 #include "core/mode.h"
 
-struct redisContext;  // hiredis; kept out of this header so users do not need its include path
+#include "redis/url.h"
+
+namespace kvscope::redis {
+class Connection;  // redis/connection.h (hiredis), kept out of this header so users need not its include path
+}
 
 namespace kvscope::reasoning {
 
@@ -40,7 +44,7 @@ uint64_t request_hash(uint64_t model_fingerprint, const std::vector<int32_t>& pr
 
 struct DecisionCacheOptions {
   size_t capacity = 100;          // in-memory LRU entries (the last 100 decisions)
-  std::string redis_url;          // "" = memory only; "redis://host:port" (optionally redis://host:port/db)
+  std::string redis_url;          // "" = memory only; redis://[user:password@]host:port[/db] (redis/url.h)
   int ttl_s = 3600;               // TTL of every Redis key
   int timeout_ms = 50;            // connect and per-command timeout: a slow Redis must not stall serving
   int reconnect_after_ms = 5000;  // after a failure, do not touch Redis again for this long
@@ -74,16 +78,14 @@ class DecisionCache {
   using Clock = std::chrono::steady_clock;
   void remember(uint64_t hash, const Decision& d);  // insert or refresh in the LRU; evicts the oldest
   bool redis_ready();                               // connected, or reconnected now if the back-off is over
-  bool connect(std::string& why);
   void redis_failed(const std::string& why);        // drop the connection, back off, warn once per outage
 
   DecisionCacheOptions opt_;
-  std::string host_;
-  int port_ = 0, db_ = 0;
+  redis::Url url_;
   mutable std::mutex mu_;
   std::list<std::pair<uint64_t, Decision>> lru_;  // most recently used first
   std::unordered_map<uint64_t, std::list<std::pair<uint64_t, Decision>>::iterator> index_;
-  redisContext* ctx_ = nullptr;
+  std::unique_ptr<redis::Connection> conn_;  // null without a URL
   bool in_outage_ = false;  // the warning for the current outage has been printed
   Clock::time_point retry_at_{};
   DecisionCacheStats stats_;

@@ -27,7 +27,7 @@ void Generation::on_token(const TokenEvent& e) {
       tail += stop_.flush();
     }
     std::lock_guard lk(mu_);
-    finish_reason_ = stop_.stopped() || e.stop_reason == StopReason::Eos || e.stop_reason == StopReason::Stop ? "stop" : e.stop_reason == StopReason::Cancelled ? "cancelled" : "length";
+    finish_reason_ = serving::finish_reason_of(e.stop_reason, stop_.stopped());
     queue_.push_back({std::move(tail), std::move(pending_lp_)});
     finished_ = true;
     cv_.notify_all();

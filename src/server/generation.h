@@ -41,7 +41,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   Status wait(std::vector<Piece>& out, double timeout_s);
 
   // After Finished.
-  const std::string& finish_reason() const { return finish_reason_; }  // stop | length | cancelled
+  FinishReason finish_reason() const { return finish_reason_; }  // Stop, Length or Cancelled
   int completion_tokens() const { return n_counted_; }
 
  private:
@@ -68,7 +68,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   std::condition_variable cv_;
   std::deque<Piece> queue_;
   bool finished_ = false;  // the final piece is queued
-  std::string finish_reason_;
+  FinishReason finish_reason_ = FinishReason::Stop;
   int n_counted_ = 0;
 };
 

@@ -239,14 +239,10 @@ std::vector<GenRequest> GenRequest::split_prompts() const {
   return out;
 }
 
-GenRequest parse_gen_request(const json& body, Endpoint e) {
-  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
-  Fields f(body);
-  GenRequest g;
-  g.endpoint = e;
-  g.model = f.str("model");
-  reject_unsupported(f, e);
-  g.n = static_cast<int>(f.integer("n", 1, 1, kMaxChoices));
+namespace {
+
+// response_format: JSON output, with or without a schema (compiled later, from the body in order).
+void parse_response_format(Fields& f, GenRequest& g) {
   if (const json* rf = f.get("response_format")) {
     if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
       throw invalid_request("'response_format' must be an object with a string 'type'", "response_format", "invalid_type");
@@ -265,19 +261,10 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
                             "response_format", "invalid_value");
     }
   }
-  if (e == Endpoint::Chat)
-    g.messages = parse_messages(f.get("messages"));
-  else
-    parse_prompt(f.get("prompt"), g);
+}
 
-  const char* mt = e == Endpoint::Chat && f.has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  if (f.has(mt)) {
-    const int64_t n = f.integer(mt, 0, INT64_MIN, INT64_MAX);
-    if (n <= 0) throw invalid_request(std::string("'") + mt + "' must be at least 1", mt, "invalid_value");
-    g.max_tokens = static_cast<int>(std::min<int64_t>(n, INT32_MAX));  // the context check names it
-  }
+void parse_sampling(Fields& f, SamplingParams& s) {
   // OpenAI's defaults: plain temperature-1 sampling over the full distribution.
-  SamplingParams& s = g.sampling;
   s.temperature = static_cast<float>(f.number("temperature", 1.0, 0.0, 2.0));
   s.top_p = static_cast<float>(f.number("top_p", 1.0, 0.0, 1.0));
   if (s.top_p <= 0) throw invalid_request("'top_p' must be greater than 0", "top_p", "invalid_value");
@@ -298,6 +285,72 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   } catch (const InputError& err) {
     throw invalid_request(err.what(), "", "invalid_value");
   }
+}
+
+// kvscope's "reasoning" mode and the ecosystem's effort, enable_thinking and budget: at most one way.
+void parse_reasoning(Fields& f, GenRequest& g) {
+  if (const std::string r = f.str("reasoning"); !r.empty() && !(g.reasoning = serving::parse_reasoning_mode(r)))
+    throw invalid_request("'reasoning' must be one of auto, fast, mixed, slow (got '" + r + "')", "reasoning",
+                          "invalid_value");
+  if (g.reasoning && g.token_prompt)
+    throw invalid_request("'reasoning' needs a text prompt (the mode line is added to the text)", "reasoning",
+                          "invalid_value");
+  if (const json* re = f.get("reasoning_effort")) {
+    if (!re->is_string()) throw invalid_request("'reasoning_effort' must be a string", "reasoning_effort", "invalid_type");
+    g.effort = parse_effort(re->get<std::string>());
+    if (!g.effort)
+      throw invalid_request("'reasoning_effort' must be one of none, minimal, low, medium, high, auto (got '" +
+                                re->get<std::string>() + "')",
+                            "reasoning_effort", "invalid_value");
+  }
+  if (const json* kw = f.get("chat_template_kwargs")) {
+    if (!kw->is_object()) throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs", "invalid_type");
+    if (const auto it = kw->find("enable_thinking"); it != kw->end() && !it->is_null()) {
+      if (!it->is_boolean())
+        throw invalid_request("'chat_template_kwargs.enable_thinking' must be a boolean", "chat_template_kwargs", "invalid_type");
+      g.enable_thinking = it->get<bool>();
+    }
+  }
+  for (const char* k : {"thinking_token_budget", "reasoning_budget"}) {
+    if (!f.has(k)) continue;
+    if (g.thinking_budget)
+      throw invalid_request("give one of 'thinking_token_budget' and 'reasoning_budget'", k, "invalid_value");
+    const int64_t b = f.integer(k, -1, INT64_MIN, INT32_MAX);
+    if (b < -1)
+      throw invalid_request(std::string("'") + k + "' must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
+                                std::to_string(b) + ")",
+                            k, "invalid_value");
+    g.thinking_budget = static_cast<int>(b);
+  }
+  if (g.reasoning && g.reasoning_requested())
+    throw invalid_request("'reasoning' (kvscope's fast|mixed|slow|auto) cannot be combined with reasoning_effort, "
+                          "enable_thinking or a thinking budget",
+                          "reasoning", "invalid_value");
+}
+
+}  // namespace
+
+GenRequest parse_gen_request(const json& body, Endpoint e) {
+  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
+  Fields f(body);
+  GenRequest g;
+  g.endpoint = e;
+  g.model = f.str("model");
+  reject_unsupported(f, e);
+  g.n = static_cast<int>(f.integer("n", 1, 1, kMaxChoices));
+  parse_response_format(f, g);
+  if (e == Endpoint::Chat)
+    g.messages = parse_messages(f.get("messages"));
+  else
+    parse_prompt(f.get("prompt"), g);
+
+  const char* mt = e == Endpoint::Chat && f.has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  if (f.has(mt)) {
+    const int64_t n = f.integer(mt, 0, INT64_MIN, INT64_MAX);
+    if (n <= 0) throw invalid_request(std::string("'") + mt + "' must be at least 1", mt, "invalid_value");
+    g.max_tokens = static_cast<int>(std::min<int64_t>(n, INT32_MAX));  // the context check names it
+  }
+  parse_sampling(f, g.sampling);
 
   if (const json* st = f.get("stop")) {
     if (st->is_string()) {
@@ -332,53 +385,15 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   }
   g.session_id = f.str("session_id");
   g.cache_salt = f.str("cache_salt");
-  g.reasoning = f.str("reasoning");
-  if (!g.reasoning.empty() && g.reasoning != "auto" && g.reasoning != "fast" && g.reasoning != "mixed" &&
-      g.reasoning != "slow")
-    throw invalid_request("'reasoning' must be one of auto, fast, mixed, slow (got '" + g.reasoning + "')", "reasoning",
-                          "invalid_value");
-  if (!g.reasoning.empty() && g.token_prompt)
-    throw invalid_request("'reasoning' needs a text prompt (the mode line is added to the text)", "reasoning",
-                          "invalid_value");
-  if (const json* re = f.get("reasoning_effort")) {
-    if (!re->is_string()) throw invalid_request("'reasoning_effort' must be a string", "reasoning_effort", "invalid_type");
-    g.effort = parse_effort(re->get<std::string>());
-    if (!g.effort)
-      throw invalid_request("'reasoning_effort' must be one of none, minimal, low, medium, high, auto (got '" +
-                                re->get<std::string>() + "')",
-                            "reasoning_effort", "invalid_value");
-  }
-  if (const json* kw = f.get("chat_template_kwargs")) {
-    if (!kw->is_object()) throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs", "invalid_type");
-    if (const auto it = kw->find("enable_thinking"); it != kw->end() && !it->is_null()) {
-      if (!it->is_boolean())
-        throw invalid_request("'chat_template_kwargs.enable_thinking' must be a boolean", "chat_template_kwargs", "invalid_type");
-      g.enable_thinking = it->get<bool>();
-    }
-  }
-  for (const char* k : {"thinking_token_budget", "reasoning_budget"}) {
-    if (!f.has(k)) continue;
-    if (g.thinking_budget)
-      throw invalid_request("give one of 'thinking_token_budget' and 'reasoning_budget'", k, "invalid_value");
-    const int64_t b = f.integer(k, -1, INT64_MIN, INT32_MAX);
-    if (b < -1)
-      throw invalid_request(std::string("'") + k + "' must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
-                                std::to_string(b) + ")",
-                            k, "invalid_value");
-    g.thinking_budget = static_cast<int>(b);
-  }
-  if (!g.reasoning.empty() && g.reasoning_requested())
-    throw invalid_request("'reasoning' (kvscope's fast|mixed|slow|auto) cannot be combined with reasoning_effort, "
-                          "enable_thinking or a thinking budget",
-                          "reasoning", "invalid_value");
+  parse_reasoning(f, g);
   if (!tok::is_valid_utf8(g.session_id) || g.session_id.size() > 256)
     throw invalid_request("'session_id' must be valid UTF-8 of at most 256 bytes", "session_id", "invalid_value");
   return g;
 }
 
-json Usage::to_json() const {
-  json j = {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
-  if (reasoning_tokens >= 0) j["completion_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
+json usage_json(const Usage& u) {
+  json j = {{"prompt_tokens", u.prompt_tokens}, {"completion_tokens", u.completion_tokens}, {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+  if (u.reasoning_tokens >= 0) j["completion_tokens_details"] = {{"reasoning_tokens", u.reasoning_tokens}};
   return j;
 }
 
@@ -412,8 +427,9 @@ json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_
 }
 
 json completion_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext,
+                     FinishReason finish_reason, const json& logprobs, const Usage& usage, const json& ext,
                      const json* reasoning) {
+  const std::string fr(serving::finish_reason_name(finish_reason));
   json choice;
   json j;
   if (e == Endpoint::Chat) {
@@ -422,30 +438,30 @@ json completion_body(Endpoint e, const std::string& id, int64_t created, const s
     choice = {{"index", 0},
               {"message", msg},
               {"logprobs", logprobs},
-              {"finish_reason", finish_reason}};
+              {"finish_reason", fr}};
     j = {{"id", id}, {"object", "chat.completion"}, {"created", created}, {"model", model}};
   } else {
-    choice = {{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish_reason}};
+    choice = {{"text", text}, {"index", 0}, {"logprobs", logprobs}, {"finish_reason", fr}};
     j = {{"id", id}, {"object", "text_completion"}, {"created", created}, {"model", model}};
   }
   j["choices"] = json::array({choice});
   j["system_fingerprint"] = "kvscope";
-  j["usage"] = usage.to_json();
+  j["usage"] = usage_json(usage);
   if (!ext.is_null()) j["kvscope"] = ext;
   return j;
 }
 
 json chunk_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext,
-                const std::string& reasoning) {
-  const json fr = finish_reason.empty() ? json(nullptr) : json(finish_reason);
+                std::optional<FinishReason> finish_reason, const json& logprobs, bool first, bool include_usage,
+                const json& ext, const std::string& reasoning) {
+  const json fr = finish_reason ? json(std::string(serving::finish_reason_name(*finish_reason))) : json(nullptr);
   json choice;
   json j;
   if (e == Endpoint::Chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
     if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
-    else if (first || !text.empty() || finish_reason.empty()) delta["content"] = text;
+    else if (first || !text.empty() || !finish_reason) delta["content"] = text;
     choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", fr}};
     j = {{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model}};
   } else {
@@ -467,7 +483,7 @@ json usage_chunk(Endpoint e, const std::string& id, int64_t created, const std::
             {"model", model},
             {"system_fingerprint", "kvscope"},
             {"choices", json::array()},
-            {"usage", usage.to_json()}};
+            {"usage", usage_json(usage)}};
   if (!ext.is_null()) j["kvscope"] = ext;
   return j;
 }

@@ -12,6 +12,8 @@
 #include "core/mode.h"
 #include "sampling/json_schema.h"
 #include "sampling/sampler.h"
+#include "serving/events.h"
+#include "serving/job.h"
 #include "tokenizer/chat_template.h"
 
 namespace kvscope::server {
@@ -59,7 +61,7 @@ struct GenRequest {
   bool stream = false, include_usage = false;
   int logprobs = -1;                     // top alternatives per token; -1: no logprobs
   std::string session_id, cache_salt;
-  std::string reasoning;                 // "" (as prompted) | auto | fast | mixed | slow
+  std::optional<serving::ReasoningMode> reasoning;  // kvscope's "reasoning" member (none: as prompted)
   // Reasoning as the ecosystem asks for it (reasoning/format.h maps them onto the model's format).
   std::optional<Effort> effort;          // reasoning_effort
   std::optional<bool> enable_thinking;   // chat_template_kwargs.enable_thinking
@@ -72,30 +74,22 @@ struct GenRequest {
 // Parses and validates a request body (already known to be valid UTF-8 JSON). Throws ApiError.
 GenRequest parse_gen_request(const json& body, Endpoint e);
 
-// One generated token's log-probability and the most likely alternatives at its position.
-struct TokenLogprob {
-  std::string piece;  // the token's bytes as it contributes to the text
-  float logprob = 0;
-  std::vector<std::pair<std::string, float>> top;
-};
-
-struct Usage {
-  int prompt_tokens = 0, completion_tokens = 0;
-  int reasoning_tokens = -1;  // completion_tokens_details.reasoning_tokens (-1: not reported)
-  json to_json() const;
-};
+using serving::FinishReason;
+using serving::TokenLogprob;
+using serving::Usage;
+json usage_json(const Usage& u);
 
 // Response bodies. `ext` is the kvscope extension object (omitted when null).
 json logprobs_json(Endpoint e, const std::vector<TokenLogprob>& lp, size_t text_offset0);
 // reasoning: the chat message's reasoning_content (a string or null; no pointer: the field is left out).
 json completion_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                     const std::string& finish_reason, const json& logprobs, const Usage& usage, const json& ext,
+                     FinishReason finish_reason, const json& logprobs, const Usage& usage, const json& ext,
                      const json* reasoning = nullptr);
-// One stream chunk; finish_reason "" gives null. For chat, `first` sends the role; reasoning text
+// One stream chunk; no finish_reason gives null. For chat, `first` sends the role; reasoning text
 // goes to delta.reasoning_content (a chunk carries reasoning or content).
 json chunk_body(Endpoint e, const std::string& id, int64_t created, const std::string& model, const std::string& text,
-                const std::string& finish_reason, const json& logprobs, bool first, bool include_usage, const json& ext,
-                const std::string& reasoning = "");
+                std::optional<FinishReason> finish_reason, const json& logprobs, bool first, bool include_usage,
+                const json& ext, const std::string& reasoning = "");
 // The usage-only chunk of stream_options.include_usage (choices empty).
 json usage_chunk(Endpoint e, const std::string& id, int64_t created, const std::string& model, const Usage& usage,
                  const json& ext);

@@ -10,7 +10,7 @@ namespace kvscope::server {
 using reasoning::Controller;
 using reasoning::Mode;
 
-ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
+ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, serving::ReasoningMode requested, const std::string& question,
                            uint64_t cache_salt, const std::string& params_key, Render render, FormatHooks hooks)
     : rc_(rc), engine_(engine), question_(question), render_(std::move(render)), hooks_(std::move(hooks)) {
   const auto& tk = engine.model().tokenizer();
@@ -26,9 +26,9 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, const std::stri
     cue_text_ = reasoning::plan_for_effort(hooks_.kind, Effort::High).cut_text();
     cue_ = tk.encode(cue_text_, false, true);
   }
-  auto_ = requested == "auto";
+  auto_ = requested == serving::ReasoningMode::Auto;
   if (!auto_) {
-    choice_ = {*reasoning::parse_mode(requested), 0, 1, "requested"};  // validated by the protocol parser
+    choice_ = {*serving::fixed_mode(requested), 0, 1, "requested"};
     source_ = "requested";
   } else {
     if (!rc.difficulty)

@@ -25,6 +25,7 @@
 #include "reasoning/adaptive_driver.h"
 #include "reasoning/difficulty_features.h"
 #include "reasoning/format.h"
+#include "serving/job.h"
 
 namespace kvscope::server {
 
@@ -50,7 +51,7 @@ class ReasoningRun {
   // text as is (completions); chat requests render it with the model's chat template.
   using Render = std::function<std::vector<int32_t>(const std::string& text)>;
   using FormatHooks = ReasoningFormatHooks;
-  ReasoningRun(ReasoningContext& rc, Engine& engine, const std::string& requested, const std::string& question,
+  ReasoningRun(ReasoningContext& rc, Engine& engine, serving::ReasoningMode requested, const std::string& question,
                uint64_t cache_salt, const std::string& params_key, Render render = nullptr, FormatHooks hooks = {});
   ReasoningRun(const ReasoningRun&) = delete;
   ReasoningRun& operator=(const ReasoningRun&) = delete;

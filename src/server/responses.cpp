@@ -1,10 +1,12 @@
 // The Responses API's request and response shapes, translated to and from chat completions.
 #include "server/responses.h"
 
+#include <algorithm>
 #include <cctype>
 #include <random>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "tokenizer/tokenizer.h"
 
@@ -297,12 +299,9 @@ json ResponsesWriter::base(const std::string& status) const {
   return j;
 }
 
-void ResponsesWriter::set_usage(const json& u, const json& ext) {
+void ResponsesWriter::set_usage(const Usage& u, const json& ext) {
   if (!ext.is_null()) ext_ = ext;
-  if (!u.is_object()) return;
-  const int in = u.value("prompt_tokens", 0), out = u.value("completion_tokens", 0);
-  int reasoning = 0;
-  if (auto d = u.find("completion_tokens_details"); d != u.end() && d->is_object()) reasoning = d->value("reasoning_tokens", 0);
+  const int in = u.prompt_tokens, out = u.completion_tokens, reasoning = std::max(0, u.reasoning_tokens);
   int cached = 0;
   if (ext_.is_object()) cached = ext_.value("prompt_tokens_cached", 0);
   usage_ = {{"input_tokens", in},
@@ -312,20 +311,23 @@ void ResponsesWriter::set_usage(const json& u, const json& ext) {
             {"total_tokens", in + out}};
 }
 
-json ResponsesWriter::from_chat_body(const json& chat) {
-  const json& choice = chat.at("choices").at(0);
-  const json& msg = choice.at("message");
-  if (auto r = msg.find("reasoning_content"); r != msg.end() && r->is_string()) reasoning_ = r->get<std::string>();
-  if (auto t = msg.find("content"); t != msg.end() && t->is_string()) text_ = t->get<std::string>();
-  finish_reason_ = choice.value("finish_reason", std::string("stop"));
-  set_usage(chat.value("usage", json(nullptr)), chat.value("kvscope", json(nullptr)));
+json ResponsesWriter::from_result(const std::string& reasoning, const std::string& text, FinishReason reason,
+                                  const Usage& usage, const json& ext) {
+  reasoning_ = reasoning;
+  text_ = text;
+  finish_reason_ = reason;
+  set_usage(usage, ext);
   output_ = json::array();
   if (!reasoning_.empty())
     output_.push_back({{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()},
                        {"content", json::array({{{"type", "reasoning_text"}, {"text", reasoning_}}})}, {"status", "completed"}});
-  output_.push_back({{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", finish_reason_ == "length" ? "incomplete" : "completed"},
+  output_.push_back({{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", finish_reason_ == FinishReason::Length ? "incomplete" : "completed"},
                      {"content", json::array({{{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}, {"logprobs", json::array()}}})}});
-  const bool incomplete = finish_reason_ == "length";
+  return complete();
+}
+
+json& ResponsesWriter::complete() {
+  const bool incomplete = finish_reason_ == FinishReason::Length;
   response_ = base(incomplete ? "incomplete" : "completed");
   if (incomplete) response_["incomplete_details"] = {{"reason", "max_output_tokens"}};
   response_["output"] = output_;
@@ -384,7 +386,7 @@ std::string ResponsesWriter::close_message() {
   msg_open_ = false;
   const json part = {{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}, {"logprobs", json::array()}};
   const json item = {{"id", msg_id_}, {"type", "message"}, {"role", "assistant"},
-                     {"status", finish_reason_ == "length" ? "incomplete" : "completed"}, {"content", json::array({part})}};
+                     {"status", finish_reason_ == FinishReason::Length ? "incomplete" : "completed"}, {"content", json::array({part})}};
   output_.push_back(item);
   std::string out = event("response.output_text.done", {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0},
                                                         {"text", text_}, {"logprobs", json::array()}});
@@ -393,29 +395,23 @@ std::string ResponsesWriter::close_message() {
   return out;
 }
 
-std::string ResponsesWriter::on_chunk(const json& chunk) {
+std::string ResponsesWriter::on_event(const serving::Event& ev, const json& ext) {
   std::string out;
-  if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) set_usage(*u, chunk.value("kvscope", json(nullptr)));
-  else if (auto k = chunk.find("kvscope"); k != chunk.end() && !k->is_null()) ext_ = *k;
-  const auto ch = chunk.find("choices");
-  if (ch == chunk.end() || !ch->is_array() || ch->empty()) return out;
-  const json& c0 = (*ch)[0];
-  if (auto d = c0.find("delta"); d != c0.end() && d->is_object()) {
-    if (auto r = d->find("reasoning_content"); r != d->end() && r->is_string() && !r->get<std::string>().empty()) {
-      if (!rs_open_) out += open_reasoning();
-      reasoning_ += r->get<std::string>();
-      out += event("response.reasoning_text.delta",
-                   {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"delta", *r}});
-    }
-    if (auto t = d->find("content"); t != d->end() && t->is_string() && !t->get<std::string>().empty()) {
-      if (rs_open_) out += close_reasoning();
-      if (!msg_open_) out += open_message();
-      text_ += t->get<std::string>();
-      out += event("response.output_text.delta", {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0},
-                                                  {"delta", *t}, {"logprobs", json::array()}});
-    }
+  if (const auto* r = std::get_if<serving::ReasoningDelta>(&ev); r && !r->text.empty()) {
+    if (!rs_open_) out += open_reasoning();
+    reasoning_ += r->text;
+    out += event("response.reasoning_text.delta",
+                 {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"delta", r->text}});
+  } else if (const auto* t = std::get_if<serving::ContentDelta>(&ev); t && !t->text.empty()) {
+    if (rs_open_) out += close_reasoning();
+    if (!msg_open_) out += open_message();
+    text_ += t->text;
+    out += event("response.output_text.delta", {{"item_id", msg_id_}, {"output_index", msg_index_}, {"content_index", 0},
+                                                {"delta", t->text}, {"logprobs", json::array()}});
+  } else if (const auto* f = std::get_if<serving::Finished>(&ev)) {
+    finish_reason_ = f->reason;
+    set_usage(f->usage, ext);
   }
-  if (auto f = c0.find("finish_reason"); f != c0.end() && f->is_string()) finish_reason_ = f->get<std::string>();
   return out;
 }
 
@@ -424,13 +420,8 @@ std::string ResponsesWriter::finish() {
   if (rs_open_) out += close_reasoning();
   if (!msg_open_ && msg_index_ < 0) out += open_message();  // an empty answer is still one message
   if (msg_open_) out += close_message();
-  const bool incomplete = finish_reason_ == "length";
-  response_ = base(incomplete ? "incomplete" : "completed");
-  if (incomplete) response_["incomplete_details"] = {{"reason", "max_output_tokens"}};
-  response_["output"] = output_;
-  response_["usage"] = usage_;
-  if (!ext_.is_null()) response_["kvscope"] = ext_;
-  out += event(incomplete ? "response.incomplete" : "response.completed", {{"response", response_}});
+  const json& r = complete();
+  out += event(finish_reason_ == FinishReason::Length ? "response.incomplete" : "response.completed", {{"response", r}});
   return out;
 }
 

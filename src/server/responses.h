@@ -1,6 +1,6 @@
-// POST /v1/responses (OpenAI's Responses API) as a translation of chat completions: the request
-// becomes a chat request, and the chat answer (body or stream chunks) becomes a response object or
-// the Responses stream events. Stored responses give previous_response_id and GET/DELETE.
+// POST /v1/responses (OpenAI's Responses API) on the chat pipeline: the request becomes a chat
+// job, and the job's events (serving/events.h) become a response object or the Responses stream
+// events. Stored responses give previous_response_id and GET/DELETE.
 #pragma once
 #include <cstdint>
 #include <list>
@@ -58,19 +58,23 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
 // Maps a chat request's ApiError onto the Responses parameter names (max_tokens -> max_output_tokens ...).
 ApiError responses_error(const ApiError& e);
 
-// Builds the response object from a chat completion, whole or streamed.
+// Builds the response object from the events of the chat job it runs (serving/events.h), whole or
+// streamed.
 class ResponsesWriter {
  public:
   ResponsesWriter(ResponsesCall call, std::string model, int64_t created);
 
-  // Non-stream: the chat completion body -> the response object.
-  json from_chat_body(const json& chat);
+  // Non-stream: the job's answer (reasoning "" when none) -> the response object. ext: the kvscope
+  // extension object (null: none).
+  json from_result(const std::string& reasoning, const std::string& text, FinishReason reason, const Usage& usage,
+                   const json& ext);
 
   // Stream: response.created and response.in_progress.
   std::string start();
-  // One chat completion chunk -> the SSE text of the events it causes.
-  std::string on_chunk(const json& chunk);
-  // After the chat stream's [DONE]: closes the open items, then response.completed (or .incomplete).
+  // One event of the job -> the SSE text of the Responses events it causes; ext: the kvscope
+  // extension object, read with Finished.
+  std::string on_event(const serving::Event& ev, const json& ext);
+  // After the job's Finished: closes the open items, then response.completed (or .incomplete).
   std::string finish();
 
   const json& response() const { return response_; }
@@ -80,12 +84,13 @@ class ResponsesWriter {
 
  private:
   json base(const std::string& status) const;
+  json& complete();  // the final response object, from the items and usage gathered
   std::string event(const std::string& type, json fields);
   std::string open_reasoning();
   std::string close_reasoning();
   std::string open_message();
   std::string close_message();
-  void set_usage(const json& chat_usage, const json& ext);
+  void set_usage(const Usage& usage, const json& ext);
 
   ResponsesCall call_;
   std::string model_;
@@ -95,7 +100,8 @@ class ResponsesWriter {
   // Stream state: which items are open and at which output index.
   int rs_index_ = -1, msg_index_ = -1, n_items_ = 0;
   bool rs_open_ = false, msg_open_ = false;
-  std::string reasoning_, text_, finish_reason_;
+  std::string reasoning_, text_;
+  FinishReason finish_reason_ = FinishReason::Stop;
   json usage_ = nullptr, ext_ = nullptr, output_ = json::array();
   json response_;
 };

@@ -1,24 +1,24 @@
-// POST /v1/responses over HTTP: the chat completions handler produces the answer (admission,
-// reasoning, signals, sessions, cancellation all as for chat), and its output, read through an
-// inner sink, is rewritten as a response object or the Responses stream events.
+// POST /v1/responses over HTTP: the request becomes a chat job, started as chat's are (admission,
+// reasoning, signals, sessions, cancellation all as for chat), and the job's events are rendered
+// as a response object or the Responses stream events.
 #include <chrono>
 #include <cstdio>
+#include <variant>
 
-#include "server/server_impl.h"
+#include "server/exchange.h"
 
 namespace kvscope::server {
 
 namespace {
 
-// The chat handler's output for one Responses request, turned into the Responses format.
+// One Responses request in progress: the chat job's exchange and the writer that renders it.
 struct ResponsesBridge {
   Server::Impl* srv = nullptr;
   uint64_t tenant = 0;
   std::unique_ptr<ResponsesWriter> writer;
-  httplib::ContentProvider inner;
-  httplib::ContentProviderResourceReleaser inner_release;
-  std::string buf;
-  bool started = false, inner_done = false, stored = false;
+  std::shared_ptr<Exchange> x;
+  bool started = false, stored = false;
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
 
   void store() {
     if (stored || !writer->call().store) return;
@@ -26,63 +26,42 @@ struct ResponsesBridge {
     srv->responses.put(writer->call().id, {tenant, writer->response(), writer->conversation(), writer->call().session});
   }
 
-  // Runs the chat provider once, collecting what it writes.
-  bool pull(httplib::DataSink& outer) {
-    httplib::DataSink sink;
-    sink.write = [this](const char* d, size_t n) {
-      buf.append(d, n);
-      return true;
-    };
-    sink.done = [this] { inner_done = true; };
-    sink.is_writable = [&outer] { return outer.is_writable ? outer.is_writable() : true; };
-    return inner(0, 0, sink);
-  }
-
-  bool stream_step(httplib::DataSink& outer) {
+  bool stream_step(httplib::DataSink& sink) {
     std::string out;
     if (!started) {
       out += writer->start();
       started = true;
     }
-    if (!pull(outer)) return false;
-    // The chat stream is SSE: "data: {...}" events and ": keep-alive" comments, each ending in a blank line.
-    size_t end;
-    while ((end = buf.find("\n\n")) != std::string::npos) {
-      const std::string ev = buf.substr(0, end);
-      buf.erase(0, end + 2);
-      if (ev.rfind(":", 0) == 0) {
-        out += ev + "\n\n";  // heartbeat: probes the connection as before
-      } else if (ev.rfind("data: ", 0) == 0) {
-        const std::string data = ev.substr(6);
-        if (data == "[DONE]") continue;
-        out += writer->on_chunk(json::parse(data));
-      }
-    }
-    if (inner_done) {
+    std::vector<serving::Event> events;
+    const auto st = x->poll(events, srv->opt.heartbeat_s, true);
+    for (const auto& ev : events) out += writer->on_event(ev, x->ext);
+    if (st == Generation::Status::Finished) {
       out += writer->finish();
       store();
+    } else if (st == Generation::Status::Timeout && out.empty()) {
+      out = ": keep-alive\n\n";  // probes the connection
     }
-    if (!out.empty() && !outer.write(out.data(), out.size())) return false;
-    if (inner_done) outer.done();
+    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+    if (st == Generation::Status::Finished) sink.done();
     return true;
   }
 
-  bool body_step(httplib::DataSink& outer) {
-    const size_t before = buf.size();
-    if (!pull(outer)) return false;
-    if (!inner_done) {
-      // Only heartbeats (JSON-insignificant spaces) come before the body: pass them on.
-      if (buf.size() > before && buf.find_first_not_of(" \n") == std::string::npos) {
-        buf.clear();
-        return outer.write(" ", 1);
-      }
-      return true;
+  bool body_step(httplib::DataSink& sink) {
+    const double hb = srv->opt.heartbeat_s;
+    std::vector<serving::Event> events;
+    if (x->poll(events, hb, false) != Generation::Status::Finished) {
+      // Only heartbeats (JSON-insignificant spaces) come before the body.
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_write < std::chrono::duration<double>(hb)) return true;
+      last_write = now;
+      return sink.write(" ", 1);
     }
-    const json chat = json::parse(buf);
-    const std::string out = dump(writer->from_chat_body(chat));
+    const auto& f = std::get<serving::Finished>(events.back());
+    const std::string out = dump(writer->from_result(x->reasoning_text, x->split ? x->content_text : x->text, f.reason,
+                                                     f.usage, x->ext));
     store();
-    if (!outer.write(out.data(), out.size())) return false;
-    outer.done();
+    if (!sink.write(out.data(), out.size())) return false;
+    sink.done();
     return true;
   }
 };
@@ -98,19 +77,16 @@ void Server::Impl::handle_responses(const httplib::Request& req, httplib::Respon
                    "model_not_found");
   httplib::Request chat_req = req;
   chat_req.body = dump(call.chat);
-  httplib::Response chat_res;
+  Started started;
   try {
-    handle_generation(chat_req, chat_res, Endpoint::Chat);
+    started = start_generation(chat_req, Endpoint::Chat);
   } catch (const ApiError& e) {
     throw responses_error(e);
   }
   auto b = std::make_shared<ResponsesBridge>();
   b->srv = this;
   b->tenant = tenant;
-  b->inner = std::move(chat_res.content_provider_);
-  // The releaser moves with the provider, so the temporary response does not run it.
-  b->inner_release = std::move(chat_res.content_provider_resource_releaser_);
-  chat_res.content_provider_resource_releaser_ = nullptr;
+  b->x = started.x;
   const bool stream = call.stream;
   const int64_t created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -123,9 +99,7 @@ void Server::Impl::handle_responses(const httplib::Request& req, httplib::Respon
       return false;
     }
   };
-  auto release = [b](bool ok) {
-    if (b->inner_release) b->inner_release(ok);
-  };
+  auto release = [x = started.x](bool) { x->abandon(); };  // no-op when the response completed
   if (stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");

@@ -28,6 +28,9 @@ namespace kvscope::server {
 
 enum class State { Idle, Loading, Ready, Failed, Draining, Stopped };
 
+struct Exchange;  // one generation response in progress (exchange.h)
+struct Choices;   // the exchanges of a request for several choices (exchange.h)
+
 // What adaptive reasoning needs, set up with the model.
 struct ReasoningContext {
   std::unique_ptr<reasoning::DifficultyFile> difficulty;  // null: auto is refused
@@ -109,6 +112,21 @@ struct Server::Impl {
   // Whether the request sees the global /metrics and /v1/stats: without keys, or with an admin key.
   bool global_view(const httplib::Request& req) const;
   void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint e);
+  // Parses, admits and launches a completions or chat request (throws ApiError); its response is
+  // then written from the events of the exchange (several choices: of each in `choices`).
+  struct Started {
+    std::shared_ptr<Exchange> x;       // choice 0
+    std::shared_ptr<Choices> choices;  // null with a single choice
+    bool stream = false;
+  };
+  Started start_generation(const httplib::Request& req, Endpoint e);
+  // The steps of handle_generation for one prompt (completions.cpp): the reasoning plan, the prompt's
+  // tokens (or an adaptive run), the limits and checks, and the first request's submission.
+  void plan_reasoning(Exchange& x, Endpoint ep);
+  void render_prompt(Exchange& x, Endpoint ep);
+  std::shared_ptr<Exchange> prepare_exchange(const json& request_body, GenRequest one, Endpoint ep, uint64_t tenant,
+                                             int n_total, size_t n_prompts);
+  void launch_exchange(Exchange& e, uint64_t tenant);
   // POST /v1/responses (responses_http.cpp): runs the chat path and translates its output.
   void handle_responses(const httplib::Request& req, httplib::Response& res);
   // plan: a reasoning plan whose think block (or gpt-oss level) the prompt carries (null: none).

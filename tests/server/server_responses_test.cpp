@@ -104,14 +104,12 @@ TEST(Responses, StreamPutsReasoningBeforeTheMessage) {
   call.id = "resp_x";
   ResponsesWriter w(call, "m", 1);
   std::string sse = w.start();
-  auto delta = [](const char* k, const char* v) { return json{{"choices", json::array({{{"index", 0}, {"delta", {{k, v}}}, {"finish_reason", nullptr}}})}}; };
-  sse += w.on_chunk(delta("reasoning_content", "think "));
-  sse += w.on_chunk(delta("reasoning_content", "hard"));
-  sse += w.on_chunk(delta("content", "42"));
-  sse += w.on_chunk({{"choices", json::array({{{"index", 0}, {"delta", json::object()}, {"finish_reason", "stop"}}})}});
-  sse += w.on_chunk({{"choices", json::array()},
-                     {"usage", {{"prompt_tokens", 5}, {"completion_tokens", 3}, {"completion_tokens_details", {{"reasoning_tokens", 2}}}}},
-                     {"kvscope", {{"prompt_tokens_cached", 4}}}});
+  const json ext = {{"prompt_tokens_cached", 4}};
+  sse += w.on_event(serving::ReasoningDelta{"think "}, ext);
+  sse += w.on_event(serving::ConfidenceUpdate{4, 0.5}, ext);  // writes nothing in this API
+  sse += w.on_event(serving::ReasoningDelta{"hard"}, ext);
+  sse += w.on_event(serving::ContentDelta{"42", std::nullopt, 10}, ext);
+  sse += w.on_event(serving::Finished{serving::FinishReason::Stop, {5, 3, 2}}, ext);
   sse += w.finish();
   const auto ev = events_of(sse);
   std::vector<std::string> types;
@@ -139,12 +137,13 @@ TEST(Responses, StreamPutsReasoningBeforeTheMessage) {
 TEST(Responses, LengthCutIsIncomplete) {
   server::ResponsesCall call;
   ResponsesWriter w(call, "m", 1);
-  const json chat = {{"choices", json::array({{{"index", 0}, {"message", {{"role", "assistant"}, {"content", "abc"}}}, {"finish_reason", "length"}}})},
-                     {"usage", {{"prompt_tokens", 2}, {"completion_tokens", 3}}}};
-  const json r = w.from_chat_body(chat);
+  const json r = w.from_result("", "abc", serving::FinishReason::Length, {2, 3, -1}, nullptr);
   EXPECT_EQ(r["status"], "incomplete");
   EXPECT_EQ(r["incomplete_details"]["reason"], "max_output_tokens");
   EXPECT_EQ(r["usage"]["total_tokens"], 5);
+  EXPECT_EQ(r["usage"]["output_tokens_details"]["reasoning_tokens"], 0);  // not reported: none
+  ASSERT_EQ(r["output"].size(), 1u);  // no reasoning item without reasoning
+  EXPECT_EQ(r["output"][0]["status"], "incomplete");
 }
 
 TEST(Responses, StoreIsBoundedAndPerTenant) {

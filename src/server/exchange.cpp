@@ -1,0 +1,385 @@
+// The attempts of one exchange: submitting them to the engine, the signals tap, and the steps that
+// follow an attempt's end (a check point's action, the thinking budget's cut, the retry).
+#include <algorithm>
+#include <cmath>
+
+#include "server/exchange.h"
+
+namespace kvscope::server {
+
+void Exchange::count_attempt(const std::vector<int32_t>& toks, const std::string& forced) {
+  if (!tracker || rr) return;
+  tok::StreamDecoder dec(srv->model->tokenizer());
+  for (int32_t t : toks) tracker->on_token(dec.push(t));
+  tracker->on_text(dec.flush());
+  if (!forced.empty()) tracker->on_cut(forced);
+}
+
+reasoning::Splitter::Delta Exchange::shown(const std::string& piece, bool final) {
+  reasoning::Splitter::Delta d;
+  if (!split) {
+    d.content = piece;
+  } else {
+    d = split->push(piece);
+    if (final) {
+      auto f = split->flush();
+      d.reasoning += f.reasoning;
+      d.content += f.content;
+    }
+  }
+  reasoning_text += d.reasoning;
+  content_text += d.content;
+  return d;
+}
+
+void Exchange::submit(Request r, bool continuation) {
+  attempt_prompt = r.prompt;
+  gen = std::make_shared<Generation>(*srv->engine, g.stop, g.logprobs, srv->metrics);
+  gen->set_tenant(&srv->metrics.tenant(tenant));
+  gen->attach(r);
+  if (srv->kv_tier && tier_computing >= 0) srv->kv_tier->watch_prefill(r, std::exchange(tier_computing, -1));
+  if (rr) rr->attach(r, continuation);
+  if (srv->opt.signals) attach_signals(r);
+  std::lock_guard lk(srv->live_mu);  // held so shutdown sees the id as soon as the engine does
+  id = srv->engine->submit(std::move(r));
+  launched = true;
+  live_insert();
+}
+
+std::shared_ptr<Exchange> Exchange::clone_for_choice(int i, int index) const {
+  auto c = std::make_shared<Exchange>();
+  c->srv = srv;
+  c->body = body;
+  c->g = g;
+  c->g.sampling.seed = g.sampling.seed + static_cast<uint64_t>(i);
+  c->prompt = prompt;
+  c->resp_id = resp_id;
+  c->created = created;
+  c->choice = index;
+  c->salt = salt;
+  c->tenant = tenant;
+  c->max_tokens = max_tokens;
+  c->limit = limit;
+  c->anomaly = anomaly;
+  c->plan = plan;
+  c->split_output = split_output;
+  if (split) c->split = c->fresh_splitter();
+  if (own_tracker) c->tracker = &c->own_tracker.emplace(plan);
+  return c;
+}
+
+void Exchange::attach_signals(Request& r) {
+  const Model& m = *srv->model;
+  signals::SignalOptions so;
+  so.probe = srv->probe.get();
+  sig = std::make_shared<SignalBox>(m, r.prompt, so);
+  auto box = sig;
+  // A probe reading the prompt (its pooled KV, the prompt prior) needs the rows of a prefix served
+  // from the cache too: they are read back into the tap.
+  if (so.probe && (so.probe->spec.prompt || so.probe->spec.prior)) r.tap_cached_prefix = true;
+  if (r.tap) {  // the reasoning estimator's tap: both observe the same pass
+    box->fan = std::make_unique<signals::TapFanout>(std::vector<KVTap*>{r.tap, box->scorer.tap()}, &m);
+    r.tap = box->fan.get();
+  } else {
+    r.tap = box->scorer.tap();
+  }
+  auto inner_logits = std::move(r.on_logits);
+  r.on_logits = [box, inner_logits = std::move(inner_logits)](const float* l, int n) {
+    box->scorer.observe_logits(l, n);
+    if (inner_logits) inner_logits(l, n);
+  };
+  const int32_t eos = m.tokenizer().vocab().eos;
+  auto inner_token = std::move(r.on_token);
+  const int every = srv->probe ? std::max(1, srv->opt.confidence_every) : 0;
+  r.on_token = [box, eos, every, inner_token = std::move(inner_token)](const TokenEvent& e) {
+    box->scorer.observe_token(e, eos);
+    if (every && e.token >= 0 && box->scorer.n_sampled() % every == 0) {
+      const double p = box->scorer.probe_score();
+      std::lock_guard lk(box->conf_mu);
+      box->conf_pending.emplace_back(box->scorer.n_sampled(), p);
+    }
+    if (inner_token) inner_token(e);
+  };
+}
+
+void Exchange::count_reasoning() {
+  Metrics& m = srv->metrics;
+  m.reasoning_ended[static_cast<int>(rr->mode())].fetch_add(1);
+  using reasoning::SwitchKind;
+  for (const auto& sw : rr->driver().controller().switches()) {
+    if (sw.action == SwitchKind::EarlyAnswer) m.reasoning_switches[0].fetch_add(1);
+    else if (sw.action == SwitchKind::Upgrade) m.reasoning_switches[1].fetch_add(1);
+    else if (sw.action == SwitchKind::Retry) m.reasoning_switches[2].fetch_add(1);
+  }
+  if (rr->is_auto()) m.decision_confidence.observe(rr->driver().initial().confidence);
+}
+
+void Exchange::finish_signals() {
+  if (!sig || !sig->result.is_null()) return;
+  size_t n_fed = sig->prompt.size() + (completion.tokens.empty() ? 0 : completion.tokens.size() - 1);
+  const auto sr = completion.stop_reason;
+  if (sr != StopReason::Eos && sr != StopReason::Cancelled && !completion.tokens.empty() &&
+      srv->state.load(std::memory_order_acquire) == State::Ready &&
+      static_cast<int>(sig->prompt.size() + completion.tokens.size()) < limit) {
+    Request r;
+    r.prompt = sig->prompt;
+    r.prompt.insert(r.prompt.end(), completion.tokens.begin(), completion.tokens.end());
+    r.max_tokens = 1;
+    r.cache_salt = salt;
+    r.sampling.temperature = 0;
+    r.tap = sig->scorer.tap();
+    RequestId fid;
+    {
+      std::lock_guard lk(srv->live_mu);  // shutdown waits for (or cancels) it like any request
+      fid = srv->engine->submit(std::move(r));
+      srv->live.insert(fid);
+    }
+    const Completion fc = srv->engine->wait(fid);
+    {
+      std::lock_guard lk(srv->live_mu);
+      srv->live.erase(fid);
+    }
+    srv->live_cv.notify_all();
+    if (fc.stop_reason != StopReason::Cancelled) ++n_fed;
+  }
+  sig->result = sig->scorer.result(srv->engine->stats().bytes_per_token * n_fed).to_json();
+}
+
+bool Exchange::adaptive_step(std::string& forced_shown, bool stream) {
+  if (!rr) return false;
+  const auto a = rr->take_pending();
+  if (a.what == ReasoningRun::Do::Continue) return false;
+  const int done = gen->completion_tokens();
+  Request r;
+  r.sampling = g.sampling;
+  r.cache_salt = salt;
+  r.prompt = attempt_prompt;
+  if (a.what == ReasoningRun::Do::Cut) {
+    const auto& cue = rr->cue_tokens();
+    if (static_cast<int>(attempt_prompt.size() + cue.size()) + done >= limit) {
+      rr->ended(StopReason::Context);  // as the Context loop's cut that does not fit
+      return false;
+    }
+    const Completion c = srv->reap(id);
+    prev_tokens += done;
+    r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+    r.prompt.insert(r.prompt.end(), cue.begin(), cue.end());
+    forced_shown = rr->cue_text();
+    rr->driver().on_cut(forced_shown);
+    state = serving::AttemptState::EarlyAnswer;  // the reasoning is closed: no budget cut after this
+    r.max_tokens = rr->driver().answer_tokens();
+    r.first_token_allowed = rr->answer_start_allowed();
+    r.continue_allowed = rr->answer_continue_allowed();
+    r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
+    srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+    submit(std::move(r), true);
+    return true;
+  }
+  auto next = rr->next_prompt();
+  const char* refused = stream && !text.empty()                               ? "the stream already sent text"
+                        : static_cast<int>(next.size()) + 8 >= limit          ? "the higher effort's prompt does not fit the context"
+                                                                              : nullptr;
+  const Completion c = srv->reap(id);
+  prev_tokens += done;
+  if (refused) {
+    rr->refuse(refused);
+    r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+    r.max_tokens = std::max(1, std::min(attempt_tokens(), limit - static_cast<int>(r.prompt.size())));
+    srv->metrics.in_flight.fetch_add(1);
+    submit(std::move(r), true);
+    return true;
+  }
+  rr->restart(std::move(next));
+  new_attempt(serving::AttemptState::Upgraded);
+  r.prompt = rr->prompt();
+  r.max_tokens = std::max(1, std::min(attempt_tokens(), limit - static_cast<int>(r.prompt.size())));
+  srv->metrics.in_flight.fetch_add(1);
+  submit(std::move(r));
+  return true;
+}
+
+bool Exchange::retry_answer(bool stream) {
+  if (!rr || rr->on_end().what != ReasoningRun::Do::Restart) return false;
+  auto next = rr->next_prompt();
+  const char* refused = stream && !text.empty()                      ? "the stream already sent text"
+                        : static_cast<int>(next.size()) + 1 >= limit ? "the slower mode's prompt does not fit the context"
+                                                                     : nullptr;
+  if (refused) {  // the controller goes back, so the report shows no retry that did not happen
+    rr->refuse(refused);
+    return false;
+  }
+  srv->reap(id);
+  prev_tokens += gen->completion_tokens();
+  rr->restart(std::move(next));
+  new_attempt(serving::AttemptState::Retried);
+  Request r;
+  r.sampling = g.sampling;
+  r.cache_salt = salt;
+  r.prompt = rr->prompt();
+  r.max_tokens = std::max(1, std::min(attempt_tokens(), limit - static_cast<int>(r.prompt.size())));
+  srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+  submit(std::move(r));
+  return true;
+}
+
+bool Exchange::budget_step(std::string& forced_shown) {
+  if (serving::reasoning_closed(state) || plan.budget < 0 || gen->finish_reason() != FinishReason::Length) return false;
+  const int used = prev_tokens + gen->completion_tokens();
+  const auto& tk = srv->model->tokenizer();
+  const std::string cut = plan.cut_text();
+  const auto cut_ids = tk.encode(cut, false, true);
+  const int room = limit - static_cast<int>(attempt_prompt.size()) - gen->completion_tokens() - static_cast<int>(cut_ids.size());
+  if (used >= max_tokens || room < 2) return false;
+  const Completion c = srv->reap(id);
+  prev_tokens += gen->completion_tokens();
+  count_attempt(c.tokens);  // the attempt's tokens decide whether the reasoning is still open
+  const bool thinking = !tracker || tracker->in_reasoning();
+  // A model that closed its reasoning itself goes on (an adaptive run's checks with it).
+  if (thinking) state = serving::AttemptState::BudgetCut;
+  else if (!rr) state = serving::AttemptState::AnswerContinued;
+  if (thinking && rr) rr->driver().on_cut(cut);
+  else if (thinking && tracker) tracker->on_cut(cut);
+  Request r;
+  r.sampling = g.sampling;
+  r.cache_salt = salt;
+  r.prompt = attempt_prompt;
+  r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+  if (thinking) {
+    r.prompt.insert(r.prompt.end(), cut_ids.begin(), cut_ids.end());
+    forced_shown = cut;
+  }
+  r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, limit - static_cast<int>(r.prompt.size())));
+  if (thinking && plan.format == reasoning::FormatKind::Kvscope) {  // a forced numeric answer, as an early answer
+    r.max_tokens = std::min(r.max_tokens, srv->reasoning.format.answer_max_tokens);
+    if (srv->reasoning.format.numeric_answer) {
+      r.first_token_allowed = &tk.number_start_mask();
+      r.continue_allowed = &tk.number_continue_mask();
+    }
+  }
+  srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+  submit(std::move(r), true);
+  return true;
+}
+
+Generation::Status Exchange::poll(std::vector<serving::Event>& out, double timeout_s, bool stream) {
+  auto confidence = [&] {
+    if (!sig) return;
+    std::lock_guard lk(sig->conf_mu);
+    if (sig->conf_pending.empty()) return;
+    const auto [tokens, p] = sig->conf_pending.front();
+    sig->conf_pending.pop_front();
+    out.push_back(serving::ConfidenceUpdate{tokens, p});
+  };
+  auto emit = [&](const reasoning::Splitter::Delta& d, std::optional<std::vector<TokenLogprob>> lp, size_t offset) {
+    if (!d.reasoning.empty()) {
+      confidence();
+      out.push_back(serving::ReasoningDelta{d.reasoning});
+    }
+    if (!d.content.empty() || lp) {
+      confidence();
+      out.push_back(serving::ContentDelta{d.content, std::move(lp), offset});
+    }
+  };
+  std::vector<Generation::Piece> pieces;
+  auto st = gen->wait(pieces, timeout_s);
+  for (auto& p : pieces) {
+    if (p.text.empty() && p.logprobs.empty()) continue;
+    const size_t offset = text.size();
+    note_logprobs(p.logprobs);
+    logprobs.insert(logprobs.end(), p.logprobs.begin(), p.logprobs.end());
+    text += p.text;
+    if (stream && rr && !p.text.empty()) rr->shown();  // no restart from here on
+    std::optional<std::vector<TokenLogprob>> lp;
+    if (g.logprobs >= 0) lp = std::move(p.logprobs);
+    emit(shown(p.text), std::move(lp), offset);
+  }
+  if (st == Generation::Status::Finished) {
+    std::string forced;
+    if (next_request(forced, stream)) {
+      const size_t offset = text.size();
+      text += forced;  // the engine's cut is part of the text, as a generated token would be
+      if (!forced.empty()) emit(shown(forced), std::nullopt, offset);
+      return Generation::Status::Output;  // go on waiting
+    }
+    emit(shown("", true), std::nullopt, text.size());
+    finish();
+    ext = extension();
+    record_outcome(ext);
+    out.push_back(serving::Finished{gen->finish_reason(), usage()});
+  }
+  return st;
+}
+
+void Exchange::finish() {
+  if (reaped || !launched) return;
+  completion = srv->reap(id);
+  count_attempt(completion.tokens);
+  if (rr) rr->driver().finish();
+  reaped = true;
+  finish_signals();
+  if (rr) count_reasoning();
+  const double e2e = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  srv->metrics.e2e.observe(e2e);
+  TenantMetrics& tm = srv->metrics.tenant(tenant);
+  tm.e2e.observe(e2e);
+  tm.prompt_tokens_cached.fetch_add(static_cast<uint64_t>(std::max(0, completion.n_cached)), std::memory_order_relaxed);
+}
+
+void Exchange::abandon() {
+  if (reaped) return;
+  if (!launched) {  // a choice still waiting for the prompt's KV: only its admission slot to give back
+    srv->metrics.in_flight.fetch_sub(1, std::memory_order_relaxed);
+    reaped = true;
+    return;
+  }
+  srv->engine->cancel(id);
+  srv->metrics.requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+  srv->metrics.tenant(tenant).requests_cancelled.fetch_add(1, std::memory_order_relaxed);
+  finish();
+}
+
+void Exchange::record_outcome(const json& ext) {
+  std::string requested = "none", served = "none";
+  double conf = -1;
+  if (const auto r = ext.find("reasoning"); r != ext.end() && r->is_object()) {
+    requested = r->value("requested", "none");
+    served = r->value("mode", "none");
+    if (const auto a = r->find("answer_confidence"); a != r->end() && a->is_number()) conf = a->get<double>();
+  }
+  if (const auto s = ext.find("signals"); s != ext.end() && s->is_object())
+    if (const auto m = s->find("max_prob"); m != s->end() && m->is_number()) conf = m->get<double>();
+  if (conf < 0 && top_prob_n > 0) conf = top_prob_sum / top_prob_n;
+  srv->metrics.count_mode(requested, served);
+  if (conf >= 0) {
+    srv->metrics.confidence.observe(std::min(1.0, conf));
+    srv->metrics.tenant(tenant).confidence.observe(std::min(1.0, conf));
+  }
+}
+
+json Exchange::extension() const {
+  json ext = {{"prompt_tokens_cached", completion.n_cached},
+              {"prompt_tokens_tier", tier_tokens},
+              {"preemptions", completion.n_preempted},
+              {"session_id", g.session_id.empty() ? json(nullptr) : json(g.session_id)}};
+  if (rr) ext["reasoning"] = rr->report();
+  if (plan.format != reasoning::FormatKind::None) {
+    json& rj = ext["reasoning"];
+    if (rj.is_null()) rj = json::object();
+    rj["format"] = std::string(reasoning::format_name(plan.format));
+    if (plan.requested || (rr && !rr->is_auto())) {
+      rj["effort"] = rr && rr->is_auto() ? "auto" : std::string(effort_name(plan.effort));
+      rj["level"] = rr ? rr->attempt_plan().level_name() : plan.level_name();
+    }
+    rj["thinking"] = plan.thinking;
+    rj["budget"] = plan.budget;
+    rj["budget_cut"] = state == serving::AttemptState::BudgetCut;
+    rj["reasoning_tokens"] = reasoning_tokens();
+  }
+  if (sig && !sig->result.is_null()) ext["signals"] = sig->result;
+  if (!anomaly.is_null()) ext["anomaly"] = anomaly;
+  ResponseInfo info{body, prompt, completion, text};
+  for (const auto& h : srv->hooks) h(info, ext);
+  return ext;
+}
+
+}  // namespace kvscope::server
