@@ -86,7 +86,8 @@ inline std::string qwen3_think_model() {
 // template's markers (tokenizer/chat_template.h, toolcall/parser.h) and renders them itself. The
 // generated vocabulary writes the markers as plain pieces, so a parser sees them as text.
 inline std::string tool_model(const std::string& family) {
-  RandomModelSpec s = tiny_spec(64, 2, 4, 2, 128, 512, 1024, 31);
+  // 4096 positions: a tools section in a byte-level vocabulary takes a thousand tokens or more.
+  RandomModelSpec s = tiny_spec(64, 2, 4, 2, 128, 512, 4096, 31);
   s.arch = family == "hermes" ? "qwen2" : family == "mistral" ? "mistral" : "llama";
   if (family == "hermes") {
     s.chat_template =

@@ -30,6 +30,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--port", o->srv.port, "Port (0: any free port, printed at start)")->check(CLI::Range(0, 65535))->capture_default_str();
   cmd->add_option("--model-id", o->srv.model_id, "Model name clients send (default: the file's stem)");
   cmd->add_option("--chat-template", o->srv.chat_template, "Chat format: llama2, llama3, chatml, mistral, zephyr (default: the model's)");
+  cmd->add_option("--tool-format", o->srv.tool_format,
+                  "Tool-call format: hermes (Qwen2.5/3), llama3, mistral, generic (default: detected from the chat template)")
+      ->check(CLI::IsMember({"hermes", "qwen", "qwen2.5", "qwen3", "llama3", "llama3.1", "llama3.2", "mistral", "generic"}));
   cmd->add_option("--api-key", o->srv.api_keys, "Require 'Authorization: Bearer KEY' (repeatable; each key gets its own prefix cache)");
   cmd->add_option("--admin-key", o->srv.admin_keys,
                   "A key that sees the global /metrics, /v1/stats and dashboard (repeatable); other keys see only their own "

@@ -40,6 +40,18 @@ Generation::Status stream_collect(Exchange& x, std::string& out, double timeout_
     } else if (const auto* d = std::get_if<serving::ContentDelta>(&ev)) {
       const json lp = d->logprobs ? logprobs_json(ep, *d->logprobs, d->text_offset) : json(nullptr);
       chunk(d->text, std::nullopt, lp, false, std::exchange(conf, nullptr));
+    } else if (const auto* t = std::get_if<serving::ToolCallDelta>(&ev)) {
+      // OpenAI's delta.tool_calls: the id, type and name with a call's first piece, then arguments.
+      json call = {{"index", t->index}};
+      if (!t->id.empty()) call["id"] = t->id, call["type"] = "function";
+      json fn = json::object();
+      if (!t->name.empty()) fn["name"] = t->name;
+      fn["arguments"] = t->arguments;
+      call["function"] = std::move(fn);
+      json j = x.indexed(chunk_body(ep, x.resp_id, x.created, model, "", std::nullopt, nullptr, false, x.g.include_usage,
+                                    std::exchange(conf, nullptr)));
+      j["choices"][0]["delta"] = {{"tool_calls", json::array({std::move(call)})}};
+      out += sse(j);
     } else if (const auto* f = std::get_if<serving::Finished>(&ev)) {
       chunk("", f->reason, nullptr, false, x.ext);
       if (standalone) {
@@ -71,8 +83,17 @@ std::optional<json> body_collect(Exchange& x, double timeout_s) {
   const json lp = x.g.logprobs >= 0 ? logprobs_json(ep, x.logprobs, 0) : json(nullptr);
   // vLLM's convention: reasoning_content is null when the model did not reason.
   const json rc = x.reasoning_text.empty() ? json(nullptr) : json(x.reasoning_text);
-  return completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.split ? x.content_text : x.text, f.reason, lp, f.usage,
-                         x.ext, x.split ? &rc : nullptr);
+  json body = completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.split || x.tool_parser ? x.content_text : x.text,
+                              f.reason, lp, f.usage, x.ext, x.split ? &rc : nullptr);
+  if (x.tool_parser && !x.tool_parser->calls().empty()) {
+    json calls = json::array();
+    for (const auto& c : x.tool_parser->calls())
+      calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    json& msg = body["choices"][0]["message"];
+    msg["tool_calls"] = std::move(calls);
+    if (x.content_text.empty()) msg["content"] = nullptr;  // as OpenAI writes a message that only calls
+  }
+  return body;
 }
 
 // Output keeps coming without anything written: probe the connection now and then (leading

@@ -168,7 +168,9 @@ std::string Server::Impl::prompt_text(const GenRequest& g, const reasoning::Reas
   // estimates from, which every level's prompt continues.
   const bool question_only = !plan && reasoning.kind == reasoning::FormatKind::Levels;
   const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
-  return tok::apply_chat_template(chat_format, g.messages, !question_only, text_of(v.bos), text_of(v.eos), level) +
+  // Offered tools are shown to the model even with tool_choice "none" (as OpenAI does).
+  return tok::apply_chat_template(chat_format, g.messages, !question_only, text_of(v.bos), text_of(v.eos), level,
+                                  g.tools ? &g.tools->template_tools : nullptr) +
          (plan ? plan->prompt_suffix() : "");
 }
 
@@ -284,6 +286,26 @@ void Server::Impl::render_prompt(Exchange& x, Endpoint ep) {
   }
 }
 
+// Chat's tool fields, read from the body in its order (a function's parameters are decoded in the
+// order their properties are written).
+void Server::Impl::parse_tools(const std::string& raw, const json& body, GenRequest& g) const {
+  bool any = false;
+  for (const char* k : {"tools", "tool_choice", "parallel_tool_calls"})
+    if (auto it = body.find(k); it != body.end() && !it->is_null()) any = true;
+  if (!any) return;
+  const auto ordered = nlohmann::ordered_json::parse(raw);
+  auto member = [&](const char* k) -> const nlohmann::ordered_json* {
+    auto it = ordered.find(k);
+    return it == ordered.end() || it->is_null() ? nullptr : &*it;
+  };
+  try {
+    auto spec = toolcall::parse_tool_spec(member("tools"), member("tool_choice"), member("parallel_tool_calls"));
+    if (spec.active()) g.tools = std::make_shared<const toolcall::ToolSpec>(std::move(spec));
+  } catch (const toolcall::ToolError& e) {
+    throw invalid_request(e.what(), e.param, e.code);
+  }
+}
+
 // One prompt's exchange: its tokens, reasoning plan, limits and anomaly score. n_total: the
 // request's choices over all its prompts (n_prompts).
 std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_body, GenRequest one, Endpoint ep,
@@ -326,11 +348,44 @@ std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_bod
     throw invalid_request("'response_format' JSON output is not supported while the model reasons: ask for reasoning_effort "
                           "'none' (or chat_template_kwargs.enable_thinking false)",
                           "response_format", "unsupported_parameter");
+  if (g.tools && g.tools->choice != toolcall::ChoiceKind::None) prepare_tools(*x);
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
   if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
   x->max_tokens = max_tokens;
   x->limit = limit;
   return x;
+}
+
+// Tool calling on an exchange: the family's call parser, and for a forced call (tool_choice required
+// or a named function) its opening marker after the prompt and the schema its JSON is decoded under,
+// so the arguments always parse.
+void Server::Impl::prepare_tools(Exchange& x) {
+  const GenRequest& g = x.g;
+  if (bare_questions())
+    throw invalid_request("'tools' needs a model with a chat template (this model has none to show them)", "tools",
+                          "unsupported_parameter");
+  // Output constraints cover every generated token: a JSON answer leaves no room for a call.
+  if (g.json_object || g.schema)
+    throw invalid_request("'response_format' JSON output cannot be combined with 'tools' (use tool_choice 'none')",
+                          "response_format", "unsupported_parameter");
+  x.tool_format = tool_format;
+  x.new_tool_parser();
+  if (!g.tools->forced()) return;
+  if (x.rr || (x.plan.format != reasoning::FormatKind::None && x.plan.thinking))
+    throw invalid_request("tool_choice '" + std::string(g.tools->choice == toolcall::ChoiceKind::Required ? "required" : "function") +
+                              "' is not supported while the model reasons: ask for reasoning_effort 'none' (or "
+                              "chat_template_kwargs.enable_thinking false), or use tool_choice 'auto'",
+                          "tool_choice", "unsupported_parameter");
+  x.forced = toolcall::forced_call(*g.tools, tool_format);
+  try {
+    x.forced_schema = std::make_shared<const JsonSchema>(x.forced->schema);
+  } catch (const InputError& e) {
+    throw invalid_request(std::string("'tools': a function's parameters cannot be decoded: ") + e.what(), "tools",
+                          "unsupported_value");
+  }
+  // The marker is written as the model would: control tokens ([TOOL_CALLS]) as themselves.
+  const auto pre = model->tokenizer().encode(x.forced->prefix, false, true);
+  x.prompt.insert(x.prompt.end(), pre.begin(), pre.end());
 }
 
 // Submits a choice's first request (its admission slot is already taken).
@@ -345,7 +400,9 @@ void Server::Impl::launch_exchange(Exchange& e, uint64_t tenant) {
   // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
   r.max_tokens = e.attempt_tokens();
   r.cache_salt = e.salt;
-  if (e.g.schema)
+  if (e.forced_schema)
+    r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.forced_schema);
+  else if (e.g.schema)
     r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.g.schema);
   else if (e.g.json_object)
     r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
@@ -392,6 +449,7 @@ Server::Impl::Started Server::Impl::start_generation(const httplib::Request& req
       throw invalid_request(std::string("'response_format': ") + e.what(), "response_format", "unsupported_value");
     }
   }
+  if (ep == Endpoint::Chat) parse_tools(req.body, request_body, whole);
   const uint64_t tenant = tenant_salt(req);
   const std::vector<GenRequest> prompts = whole.split_prompts();
   const int n_total = static_cast<int>(prompts.size()) * whole.n;  // choices, prompt-major as OpenAI numbers them

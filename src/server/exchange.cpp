@@ -27,6 +27,24 @@ reasoning::Splitter::Delta Exchange::shown(const std::string& piece, bool final)
       d.content += f.content;
     }
   }
+  if (tool_parser) {
+    toolcall::ParseDelta pd;
+    auto take = [&](toolcall::ParseDelta p) {
+      pd.content += p.content;
+      for (auto& c : p.calls) pd.calls.push_back(std::move(c));
+    };
+    if (forced && !forced_prefix_fed) {
+      forced_prefix_fed = true;
+      take(tool_parser->feed(forced->prefix));
+    }
+    take(tool_parser->feed(d.content));
+    if (final) {
+      if (forced) take(tool_parser->feed(forced->suffix));
+      take(tool_parser->finish());
+    }
+    d.content = std::move(pd.content);
+    for (auto& c : pd.calls) pending_calls.push_back(std::move(c));
+  }
   reasoning_text += d.reasoning;
   content_text += d.content;
   return d;
@@ -65,6 +83,10 @@ std::shared_ptr<Exchange> Exchange::clone_for_choice(int i, int index) const {
   c->split_output = split_output;
   if (split) c->split = c->fresh_splitter();
   if (own_tracker) c->tracker = &c->own_tracker.emplace(plan);
+  c->forced = forced;
+  c->forced_schema = forced_schema;
+  c->tool_format = tool_format;
+  if (tool_parser) c->new_tool_parser();
   return c;
 }
 
@@ -279,6 +301,8 @@ Generation::Status Exchange::poll(std::vector<serving::Event>& out, double timeo
       confidence();
       out.push_back(serving::ContentDelta{d.content, std::move(lp), offset});
     }
+    for (auto& c : pending_calls) out.push_back(serving::ToolCallDelta{c.index, std::move(c.id), std::move(c.name), std::move(c.arguments)});
+    pending_calls.clear();
   };
   std::vector<Generation::Piece> pieces;
   auto st = gen->wait(pieces, timeout_s);
@@ -305,7 +329,7 @@ Generation::Status Exchange::poll(std::vector<serving::Event>& out, double timeo
     finish();
     ext = extension();
     record_outcome(ext);
-    out.push_back(serving::Finished{gen->finish_reason(), usage()});
+    out.push_back(serving::Finished{finish_reason(), usage()});
   }
   return st;
 }

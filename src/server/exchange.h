@@ -22,6 +22,7 @@
 #include "server/generation.h"
 #include "server/reasoning_run.h"
 #include "server/server_impl.h"
+#include "toolcall/parser.h"
 #include "serving/events.h"
 #include "signals/scored_generation.h"
 
@@ -86,6 +87,28 @@ struct Exchange {
   serving::AttemptState state = serving::AttemptState::First;
   std::string reasoning_text, content_text;  // shown so far
 
+  // Tool calling (chat with tools and tool_choice other than "none"): the answer goes through the
+  // model family's call parser, which keeps the calls out of the content. A forced call (required, a
+  // named function) has its opening marker in the prompt and its JSON decoded under forced_schema;
+  // the parser is fed the marker first and the closing marker at the end, as if the model wrote them.
+  std::unique_ptr<toolcall::ToolCallParser> tool_parser;
+  toolcall::ToolFormat tool_format = toolcall::ToolFormat::Generic;
+  std::optional<toolcall::ForcedCall> forced;
+  std::shared_ptr<const JsonSchema> forced_schema;
+  bool forced_prefix_fed = false;
+  std::vector<toolcall::ToolCallDelta> pending_calls;  // parsed by shown(), taken by poll()
+  // The parser for a new attempt or another choice.
+  void new_tool_parser() {
+    tool_parser = toolcall::make_tool_call_parser(tool_format);
+    forced_prefix_fed = false;
+    pending_calls.clear();
+  }
+  // Why the answer ended: a stop after a whole tool call is "tool_calls".
+  FinishReason finish_reason() const {
+    const FinishReason r = gen->finish_reason();
+    return r == FinishReason::Stop && tool_parser && !tool_parser->calls().empty() ? FinishReason::ToolCalls : r;
+  }
+
   Usage usage() const {
     Usage u{static_cast<int>(prompt.size()), prev_tokens + gen->completion_tokens()};
     if (plan.format != reasoning::FormatKind::None) u.reasoning_tokens = reasoning_tokens();
@@ -119,6 +142,7 @@ struct Exchange {
     reasoning_text.clear();
     content_text.clear();
     if (split) split = fresh_splitter();
+    if (tool_parser) new_tool_parser();
     if (tracker && !rr) tracker->restart(plan);  // an adaptive run's driver began the attempt itself
   }
 

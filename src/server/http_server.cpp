@@ -1,5 +1,7 @@
 // Server lifecycle (bind, background model load, graceful shutdown), auth, error mapping and the
 // simple routes. The generation routes live in completions.cpp.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -212,6 +214,8 @@ void Server::Impl::load_model() {
         std::fprintf(stderr, "warning: %s; chat requests use chatml (set --chat-template)\n", e.what());
       }
     }
+    tool_format = opt.tool_format.empty() ? toolcall::detect_tool_format(m->chat_template())
+                                          : toolcall::tool_format_from_name(opt.tool_format);
     setup_reasoning(*m);
     setup_signals(*m);
     auto eng = std::make_unique<Engine>(*m, opt.engine);
@@ -279,6 +283,25 @@ void Server::Impl::setup_routes() {
   auto& h = http;
   h.set_payload_max_length(opt.max_body_bytes);  // the front checks it first; this is a backstop
 
+  // Every response carries an x-request-id (errors, 401s and streams too): the client's own when it
+  // sent a usable one (up to 128 printable ASCII characters), else a fresh one, so a client's log
+  // and the server's can be matched.
+  h.set_post_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.has_header("x-request-id")) return;
+    std::string id = req.get_header_value("x-request-id");
+    const bool usable = !id.empty() && id.size() <= 128 &&
+                        std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    if (!usable) {
+      static std::atomic<uint64_t> counter{0};
+      const uint64_t t = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+      const uint64_t n = counter.fetch_add(1, std::memory_order_relaxed);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "req_%016llx%08llx", static_cast<unsigned long long>(hash_bytes(std::to_string(t), n)),
+                    static_cast<unsigned long long>(n & 0xffffffffULL));
+      id = buf;
+    }
+    res.set_header("x-request-id", id);
+  });
   h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!auth_required() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
     const bool web_get = opt.webui && req.method == "GET" && is_web_path(req.path);

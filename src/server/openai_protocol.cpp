@@ -135,8 +135,9 @@ void reject_unsupported(const Fields& f, Endpoint e) {
     if (f.boolean("echo", false)) unsupported("echo", "the prompt is not echoed");
     if (f.has("suffix")) unsupported("suffix", "insertion is not implemented");
   } else {
-    for (const char* k : {"tools", "functions"})
-      if (const json* t = f.get(k); t && !(t->is_array() && t->empty())) unsupported(k, "tool calling is not implemented");
+    // The legacy function-calling fields (before `tools`) are not served; `tools` is.
+    if (const json* t = f.get("functions"); t && !(t->is_array() && t->empty())) unsupported("functions", "use 'tools'");
+    if (f.has("function_call")) unsupported("function_call", "use 'tool_choice'");
   }
 }
 
@@ -153,8 +154,43 @@ std::vector<tok::ChatMessage> parse_messages(const json* m) {
     if (role == msg.end() || !role->is_string()) throw invalid_request("'" + p + ".role' must be a string", p + ".role", "invalid_type");
     std::string r = role->get<std::string>();
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
-    if (r != "system" && r != "user" && r != "assistant")
-      throw invalid_request("'" + p + ".role' must be system, user or assistant (got '" + r + "')", p + ".role", "invalid_value");
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+      throw invalid_request("'" + p + ".role' must be system, user, assistant or tool (got '" + r + "')", p + ".role", "invalid_value");
+    // An assistant turn that called tools, and the tool results that answer it: the chat template
+    // renders both (its tool_calls and tool_call_id).
+    std::vector<tok::ChatToolCall> calls;
+    if (auto tc = msg.find("tool_calls"); tc != msg.end() && !tc->is_null()) {
+      if (r != "assistant") throw invalid_request("'" + p + ".tool_calls' is only allowed on an assistant message", p + ".tool_calls", "invalid_value");
+      if (!tc->is_array()) throw invalid_request("'" + p + ".tool_calls' must be an array", p + ".tool_calls", "invalid_type");
+      for (size_t k = 0; k < tc->size(); ++k) {
+        const json& call = (*tc)[k];
+        const std::string cp = p + ".tool_calls[" + std::to_string(k) + "]";
+        const json* fn = call.is_object() && call.contains("function") ? &call["function"] : nullptr;
+        if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
+          throw invalid_request("'" + cp + "' must be {\"id\":..,\"type\":\"function\",\"function\":{\"name\":..,\"arguments\":..}}",
+                                cp + ".function.name", "invalid_value");
+        tok::ChatToolCall c;
+        c.name = checked_text((*fn)["name"], cp + ".function.name");
+        if (auto a = fn->find("arguments"); a != fn->end() && !a->is_null()) {
+          // Clients send the JSON text; a few send the object itself.
+          c.arguments = a->is_string() ? checked_text(*a, cp + ".function.arguments") : a->dump();
+          if (!json::accept(c.arguments))
+            throw invalid_request("'" + cp + ".function.arguments' must be a JSON text", cp + ".function.arguments", "invalid_value");
+        } else {
+          c.arguments = "{}";
+        }
+        if (auto id = call.find("id"); id != call.end() && id->is_string()) c.id = checked_text(*id, cp + ".id");
+        calls.push_back(std::move(c));
+      }
+    }
+    std::string call_id;
+    if (r == "tool") {
+      auto id = msg.find("tool_call_id");
+      if (id == msg.end() || !id->is_string())
+        throw invalid_request("'" + p + ".tool_call_id' is required on a tool message (the id of the call it answers)",
+                              p + ".tool_call_id", "missing_required_parameter");
+      call_id = checked_text(*id, p + ".tool_call_id");
+    }
     auto c = msg.find("content");
     std::string text;
     if (c == msg.end() || c->is_null()) {
@@ -174,7 +210,7 @@ std::vector<tok::ChatMessage> parse_messages(const json* m) {
     } else {
       throw invalid_request("'" + p + ".content' must be a string or an array of text parts", p + ".content", "invalid_type");
     }
-    out.push_back({r, text});
+    out.emplace_back(r, text, std::move(calls), std::move(call_id));
   }
   return out;
 }

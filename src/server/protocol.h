@@ -15,6 +15,7 @@
 #include "serving/events.h"
 #include "serving/job.h"
 #include "tokenizer/chat_template.h"
+#include "toolcall/tools.h"
 
 namespace kvscope::server {
 
@@ -56,6 +57,9 @@ struct GenRequest {
   // json_object form with a schema), and the schema compiled (by the server, from the body in its order).
   enum class SchemaAt : uint8_t { None, JsonSchema, Schema } schema_at = SchemaAt::None;
   std::shared_ptr<const JsonSchema> schema;
+  // Chat's tools, tool_choice and parallel_tool_calls (null: no tools offered). Read by the server
+  // from the body in its order, as a schema is.
+  std::shared_ptr<const toolcall::ToolSpec> tools;
   SamplingParams sampling;
   std::vector<std::string> stop;
   bool stream = false, include_usage = false;

@@ -26,6 +26,7 @@ struct ServerOptions {
   std::string model_path;
   std::string model_id;              // the name clients send as "model"; "": the file's stem
   std::string chat_template;         // family name (chatml, llama3, ...); "": the model's, else chatml
+  std::string tool_format;           // tool-call format (hermes, llama3, mistral, generic); "": from the template
   std::vector<std::string> api_keys; // non-empty: bearer auth on every route but /health
   // Keys that also see the global /metrics, /v1/stats and dashboard; any other key sees only its
   // own counters there. Admin keys are accepted wherever API keys are (and turn auth on alone).

@@ -23,6 +23,7 @@
 #include "signals/embedding.h"
 #include "signals/kv_profile.h"
 #include "tokenizer/chat_template.h"
+#include "toolcall/parser.h"
 
 namespace kvscope::server {
 
@@ -65,6 +66,7 @@ struct Server::Impl {
   std::unique_ptr<Engine> engine;
   std::unique_ptr<kvtier::KvTier> kv_tier;  // after engine: detaches from it before it goes
   tok::ChatFormat chat_format = tok::ChatFormat::ChatML;
+  toolcall::ToolFormat tool_format = toolcall::ToolFormat::Generic;  // how the model writes tool calls
   std::string model_id;
   int64_t created = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -127,6 +129,8 @@ struct Server::Impl {
   std::shared_ptr<Exchange> prepare_exchange(const json& request_body, GenRequest one, Endpoint ep, uint64_t tenant,
                                              int n_total, size_t n_prompts);
   void launch_exchange(Exchange& e, uint64_t tenant);
+  void prepare_tools(Exchange& x);
+  void parse_tools(const std::string& raw, const json& body, GenRequest& g) const;
   // POST /v1/responses (responses_http.cpp): runs the chat path and translates its output.
   void handle_responses(const httplib::Request& req, httplib::Response& res);
   // plan: a reasoning plan whose think block (or gpt-oss level) the prompt carries (null: none).
