@@ -53,8 +53,8 @@ std::string content_text(const json& c, const std::string& param) {
 }
 
 // input: a string (one user message) or a list of items; messages become chat messages, reasoning
-// items a client echoes back are dropped (the chat template re-renders the history), tool items are
-// refused.
+// items a client echoes back are dropped (the chat template re-renders the history), function_call
+// items become an assistant message's tool_calls and function_call_output items tool messages.
 json parse_input(const json& in) {
   json msgs = json::array();
   if (in.is_string()) {
@@ -68,9 +68,28 @@ json parse_input(const json& in) {
     if (!item.is_object()) throw bad("'" + p + "' must be an object", p, "invalid_type");
     const std::string type = item.value("type", std::string("message"));
     if (type == "reasoning") continue;
+    auto required_text = [&](const char* k) {
+      if (!item.contains(k)) throw bad("'" + p + "." + k + "' is required", p + "." + k, "missing_required_parameter");
+      return text_of(item[k], p + "." + k);
+    };
+    if (type == "function_call") {
+      json call = {{"id", required_text("call_id")}, {"type", "function"},
+                   {"function", {{"name", required_text("name")}, {"arguments", required_text("arguments")}}}};
+      // Consecutive calls are one assistant turn (parallel calls), as chat writes them.
+      if (msgs.empty() || msgs.back()["role"] != "assistant" || !msgs.back().contains("tool_calls"))
+        msgs.push_back({{"role", "assistant"}, {"content", nullptr}, {"tool_calls", json::array()}});
+      msgs.back()["tool_calls"].push_back(std::move(call));
+      continue;
+    }
+    if (type == "function_call_output") {
+      const std::string id = required_text("call_id");
+      if (!item.contains("output")) throw bad("'" + p + ".output' is required", p + ".output", "missing_required_parameter");
+      msgs.push_back({{"role", "tool"}, {"tool_call_id", id}, {"content", content_text(item["output"], p + ".output")}});
+      continue;
+    }
     if (type != "message")
-      throw bad("'" + p + "': items of type '" + type + "' are not supported (tool calling is not implemented)", p + ".type",
-                "unsupported_parameter");
+      throw bad("'" + p + "': items of type '" + type + "' are not supported (only message, reasoning, function_call and "
+                "function_call_output)", p + ".type", "unsupported_parameter");
     const auto role = item.find("role");
     if (role == item.end() || !role->is_string()) throw bad("'" + p + ".role' must be a string", p + ".role", "invalid_type");
     std::string r = role->get<std::string>();
@@ -139,15 +158,28 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
   if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
   ResponsesCall c;
   c.id = "resp_" + random_hex(32);
-  for (const char* k : {"tools", "functions"})
-    if (const json* t = field(body, k); t && !(t->is_array() && t->empty()))
-      throw bad(std::string("'") + k + "' is not supported: tool calling is not implemented", k, "unsupported_parameter");
-  if (const json* tc = field(body, "tool_choice"); tc && !(tc->is_string() && (*tc == "auto" || *tc == "none")))
-    throw bad("'tool_choice' is not supported: tool calling is not implemented", "tool_choice", "unsupported_parameter");
+  // text.format: plain text, or JSON output on chat's decoder (response_format).
+  json response_format;
   if (const json* t = field(body, "text")) {
-    const json* fmt = t->is_object() ? field(*t, "format") : nullptr;
-    if (!t->is_object() || (fmt && (!fmt->is_object() || fmt->value("type", std::string("text")) != "text")))
-      throw bad("'text.format' is not supported: only {\"type\":\"text\"} is served", "text.format", "unsupported_parameter");
+    if (!t->is_object()) throw bad("'text' must be an object", "text", "invalid_type");
+    if (const json* fmt = field(*t, "format")) {
+      if (!fmt->is_object()) throw bad("'text.format' must be an object", "text.format", "invalid_type");
+      const std::string type = fmt->value("type", std::string("text"));
+      if (type == "json_object") {
+        response_format = {{"type", "json_object"}};
+      } else if (type == "json_schema") {
+        const json* schema = field(*fmt, "schema");
+        if (!schema || !schema->is_object())
+          throw bad("'text.format.schema' must be a JSON schema object", "text.format.schema", "missing_required_parameter");
+        json js = {{"schema", *schema}, {"name", fmt->value("name", std::string("response"))}};
+        if (const json* st = field(*fmt, "strict")) js["strict"] = *st;
+        response_format = {{"type", "json_schema"}, {"json_schema", std::move(js)}};
+      } else if (type != "text") {
+        throw bad("'text.format.type' must be text, json_object or json_schema (got '" + type + "')", "text.format",
+                  "unsupported_parameter");
+      }
+      c.text_format = *fmt;
+    }
   }
   if (const json* tr = field(body, "truncation"); tr && *tr != "disabled")
     throw bad("'truncation' is not supported: only \"disabled\" (an over-long input is an error)", "truncation",
@@ -215,6 +247,38 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
       if (!v.is_string()) throw bad("'metadata." + k + "' must be a string", "metadata", "invalid_type");
     c.metadata = *md;
   }
+  // Function tools in chat's shape: {"type":"function","name":..} -> {"type":"function","function":{..}}.
+  // Chat's parser checks them (names, schemas); other tool types are refused here by name.
+  if (const json* t = field(body, "tools")) {
+    if (!t->is_array()) throw bad("'tools' must be an array", "tools", "invalid_type");
+    json tools = json::array();
+    for (size_t i = 0; i < t->size(); ++i) {
+      const json& tool = (*t)[i];
+      const std::string p = "tools[" + std::to_string(i) + "]";
+      const std::string type = tool.is_object() ? tool.value("type", std::string()) : std::string();
+      if (type != "function")
+        throw bad("'" + p + "': tools of type '" + type + "' are not supported (only function tools)", p + ".type",
+                  "unsupported_parameter");
+      json fn = json::object();
+      for (const char* k : {"name", "description", "parameters", "strict"})
+        if (const json* v = field(tool, k)) fn[k] = *v;
+      tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
+      c.tools.push_back(tool);
+    }
+    if (!tools.empty()) chat["tools"] = std::move(tools);
+  }
+  if (const json* tc = field(body, "tool_choice")) {
+    c.tool_choice = *tc;
+    if (tc->is_object() && tc->value("type", std::string()) == "function" && tc->contains("name"))
+      chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*tc)["name"]}}}};
+    else
+      chat["tool_choice"] = *tc;
+  }
+  if (const json* pt = field(body, "parallel_tool_calls")) {
+    chat["parallel_tool_calls"] = *pt;
+    if (pt->is_boolean()) c.parallel_tool_calls = pt->get<bool>();
+  }
+  if (!response_format.is_null()) chat["response_format"] = std::move(response_format);
   // kvscope's own request fields pass through unchanged.
   for (const char* k : {"seed", "top_k", "min_p", "cache_salt", "chat_template_kwargs", "thinking_token_budget",
                         "reasoning_budget", "stop"})
@@ -236,6 +300,7 @@ constexpr std::pair<std::string_view, std::string_view> kResponsesNames[] = {
     {"max_tokens", "max_output_tokens"},
     {"reasoning_effort", "reasoning.effort"},
     {"messages", "input"},
+    {"response_format", "text.format"},
 };
 
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -284,14 +349,14 @@ json ResponsesWriter::base(const std::string& status) const {
             {"max_output_tokens", call_.max_output_tokens},
             {"model", model_},
             {"output", json::array()},
-            {"parallel_tool_calls", false},
+            {"parallel_tool_calls", call_.parallel_tool_calls},
             {"previous_response_id", call_.previous_id.empty() ? json(nullptr) : json(call_.previous_id)},
             {"reasoning", {{"effort", call_.effort}, {"summary", nullptr}}},
             {"store", call_.store},
             {"temperature", call_.temperature},
-            {"text", {{"format", {{"type", "text"}}}}},
-            {"tool_choice", "auto"},
-            {"tools", json::array()},
+            {"text", {{"format", call_.text_format}}},
+            {"tool_choice", call_.tool_choice},
+            {"tools", call_.tools},
             {"top_p", call_.top_p},
             {"truncation", "disabled"},
             {"usage", nullptr},
@@ -312,7 +377,7 @@ void ResponsesWriter::set_usage(const Usage& u, const json& ext) {
 }
 
 json ResponsesWriter::from_result(const std::string& reasoning, const std::string& text, FinishReason reason,
-                                  const Usage& usage, const json& ext) {
+                                  const Usage& usage, const json& ext, const std::vector<toolcall::ToolCall>* calls) {
   reasoning_ = reasoning;
   text_ = text;
   finish_reason_ = reason;
@@ -321,8 +386,15 @@ json ResponsesWriter::from_result(const std::string& reasoning, const std::strin
   if (!reasoning_.empty())
     output_.push_back({{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()},
                        {"content", json::array({{{"type", "reasoning_text"}, {"text", reasoning_}}})}, {"status", "completed"}});
-  output_.push_back({{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", finish_reason_ == FinishReason::Length ? "incomplete" : "completed"},
-                     {"content", json::array({{{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}, {"logprobs", json::array()}}})}});
+  const bool any_call = calls && !calls->empty();
+  if (!text_.empty() || !any_call)
+    output_.push_back({{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", finish_reason_ == FinishReason::Length ? "incomplete" : "completed"},
+                       {"content", json::array({{{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}, {"logprobs", json::array()}}})}});
+  if (any_call)
+    for (const auto& c : *calls) {
+      calls_.push_back({"fc_" + random_hex(32), c.id, c.name, c.arguments, static_cast<int>(output_.size())});
+      output_.push_back(call_item(calls_.back(), "completed"));
+    }
   return complete();
 }
 
@@ -395,8 +467,45 @@ std::string ResponsesWriter::close_message() {
   return out;
 }
 
+json ResponsesWriter::call_item(const Call& c, const char* status) {
+  return {{"id", c.item_id}, {"type", "function_call"}, {"status", status}, {"arguments", c.arguments},
+          {"call_id", c.call_id}, {"name", c.name}};
+}
+
+std::string ResponsesWriter::close_calls() {
+  std::string out;
+  for (auto& c : calls_) {
+    if (!c.open) continue;
+    c.open = false;
+    const json item = call_item(c, "completed");
+    output_.push_back(item);
+    out += event("response.function_call_arguments.done",
+                 {{"item_id", c.item_id}, {"output_index", c.output_index}, {"arguments", c.arguments}});
+    out += event("response.output_item.done", {{"output_index", c.output_index}, {"item", item}});
+  }
+  return out;
+}
+
 std::string ResponsesWriter::on_event(const serving::Event& ev, const json& ext) {
   std::string out;
+  if (const auto* tc = std::get_if<serving::ToolCallDelta>(&ev)) {
+    // A call's first piece opens its function_call item (after any text before it); the rest are
+    // argument deltas.
+    if (tc->index >= static_cast<int>(calls_.size())) {
+      if (rs_open_) out += close_reasoning();
+      if (msg_open_) out += close_message();
+      calls_.push_back({"fc_" + random_hex(32), tc->id, tc->name, "", n_items_++});
+      calls_.back().open = true;
+      out += event("response.output_item.added", {{"output_index", calls_.back().output_index}, {"item", call_item(calls_.back(), "in_progress")}});
+    }
+    Call& c = calls_[static_cast<size_t>(std::min<int>(tc->index, static_cast<int>(calls_.size()) - 1))];
+    if (!tc->arguments.empty()) {
+      c.arguments += tc->arguments;
+      out += event("response.function_call_arguments.delta",
+                   {{"item_id", c.item_id}, {"output_index", c.output_index}, {"delta", tc->arguments}});
+    }
+    return out;
+  }
   if (const auto* r = std::get_if<serving::ReasoningDelta>(&ev); r && !r->text.empty()) {
     if (!rs_open_) out += open_reasoning();
     reasoning_ += r->text;
@@ -418,8 +527,10 @@ std::string ResponsesWriter::on_event(const serving::Event& ev, const json& ext)
 std::string ResponsesWriter::finish() {
   std::string out;
   if (rs_open_) out += close_reasoning();
-  if (!msg_open_ && msg_index_ < 0) out += open_message();  // an empty answer is still one message
+  // An empty answer is still one message; an answer that only calls tools has none.
+  if (!msg_open_ && msg_index_ < 0 && calls_.empty()) out += open_message();
   if (msg_open_) out += close_message();
+  out += close_calls();
   const json& r = complete();
   out += event(finish_reason_ == FinishReason::Length ? "response.incomplete" : "response.completed", {{"response", r}});
   return out;
@@ -427,7 +538,14 @@ std::string ResponsesWriter::finish() {
 
 json ResponsesWriter::conversation() const {
   json c = call_.conversation;
-  c.push_back({{"role", "assistant"}, {"content", text_}});
+  json turn = {{"role", "assistant"}, {"content", text_}};
+  // The calls, so a follow-up's function_call_output items answer them in the history.
+  if (!calls_.empty()) {
+    turn["tool_calls"] = json::array();
+    for (const auto& k : calls_)
+      turn["tool_calls"].push_back({{"id", k.call_id}, {"type", "function"}, {"function", {{"name", k.name}, {"arguments", k.arguments}}}});
+  }
+  c.push_back(std::move(turn));
   return c;
 }
 

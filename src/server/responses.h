@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/protocol.h"
+#include "toolcall/parser.h"
 
 namespace kvscope::server {
 
@@ -48,6 +49,9 @@ struct ResponsesCall {
   std::string previous_id;
   std::string session;
   json instructions, max_output_tokens, effort, metadata;  // echoed in the response object (null when absent)
+  json tools = json::array(), tool_choice = "auto";       // echoed as the client sent them
+  bool parallel_tool_calls = true;
+  json text_format = {{"type", "text"}};                   // text.format as the client sent it
   double temperature = 1, top_p = 1;
   bool stream = false, store = true;
 };
@@ -66,8 +70,9 @@ class ResponsesWriter {
 
   // Non-stream: the job's answer (reasoning "" when none) -> the response object. ext: the kvscope
   // extension object (null: none).
+  // calls: the tool calls the answer made (null: none), as function_call items after the message.
   json from_result(const std::string& reasoning, const std::string& text, FinishReason reason, const Usage& usage,
-                   const json& ext);
+                   const json& ext, const std::vector<toolcall::ToolCall>* calls = nullptr);
 
   // Stream: response.created and response.in_progress.
   std::string start();
@@ -91,6 +96,15 @@ class ResponsesWriter {
   std::string open_message();
   std::string close_message();
   void set_usage(const Usage& usage, const json& ext);
+  // A function_call output item: its item id, the call's id, name and arguments so far.
+  struct Call {
+    std::string item_id, call_id, name, arguments;
+    int output_index = 0;
+    bool open = false;
+  };
+  static json call_item(const Call& c, const char* status);
+  std::string close_calls();
+  std::vector<Call> calls_;
 
   ResponsesCall call_;
   std::string model_;

@@ -57,8 +57,8 @@ struct ResponsesBridge {
       return sink.write(" ", 1);
     }
     const auto& f = std::get<serving::Finished>(events.back());
-    const std::string out = dump(writer->from_result(x->reasoning_text, x->split ? x->content_text : x->text, f.reason,
-                                                     f.usage, x->ext));
+    const std::string out = dump(writer->from_result(x->reasoning_text, x->split || x->tool_parser ? x->content_text : x->text,
+                                                     f.reason, f.usage, x->ext, x->tool_parser ? &x->tool_parser->calls() : nullptr));
     store();
     if (!sink.write(out.data(), out.size())) return false;
     sink.done();

@@ -237,8 +237,8 @@ await check('responses errors surface as the client\'s exceptions', async () => 
     return true;
   });
   await assert.rejects(
-    client.responses.create({ model: 'default', input: 'x', tools: [{ type: 'function', name: 'f', parameters: {} }] }),
-    (e) => e instanceof OpenAI.BadRequestError && e.param === 'tools',
+    client.responses.create({ model: 'default', input: 'x', tools: [{ type: 'web_search' }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'tools[0].type',
   );
   await assert.rejects(client.responses.create({ model: 'default', input: 'x', max_output_tokens: 0 }), (e) => {
     assert.ok(e instanceof OpenAI.BadRequestError);

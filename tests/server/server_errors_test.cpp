@@ -90,7 +90,10 @@ TEST(ServerErrors, UnsupportedFieldsThatMatter) {
                "unsupported_parameter", "prompt");
   expect_error(post(port(), "/v1/chat/completions",
                     json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"tools", {{{"type", "function"}}}}}),
-               400, "unsupported_parameter", "tools");
+               400, "missing_required_parameter", "tools[0].function");
+  expect_error(post(port(), "/v1/chat/completions",
+                    json{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"functions", {{{"name", "f"}}}}}),
+               400, "unsupported_parameter", "functions");
   // Harmless unknown fields and n=1 are accepted.
   EXPECT_EQ(post(port(), "/v1/completions", with(with(ok_body, "n", 1), "user", "someone")).status, 200);
 }

@@ -68,12 +68,14 @@ TEST(Responses, BadRequestsNameTheResponsesParameter) {
   EXPECT_EQ(param_of(json::object()), "400 input");
   EXPECT_EQ(param_of({{"input", 3}}), "400 input");
   EXPECT_EQ(param_of({{"input", "x"}, {"max_output_tokens", 0}}), "400 max_output_tokens");
-  EXPECT_EQ(param_of({{"input", "x"}, {"tools", json::array({{{"type", "function"}}})}}), "400 tools");
-  EXPECT_EQ(param_of({{"input", json::array({{{"type", "function_call_output"}, {"output", "1"}}})}}), "400 input[0].type");
+  EXPECT_EQ(param_of({{"input", "x"}, {"tools", json::array({{{"type", "web_search"}}})}}), "400 tools[0].type");
+  EXPECT_EQ(param_of({{"input", json::array({{{"type", "function_call_output"}, {"output", "1"}}})}}), "400 input[0].call_id");
+  EXPECT_EQ(param_of({{"input", json::array({{{"type", "computer_call"}}})}}), "400 input[0].type");
   EXPECT_EQ(param_of({{"input", json::array({{{"role", "tool"}, {"content", "x"}}})}}), "400 input[0].role");
   EXPECT_EQ(param_of({{"input", json::array({{{"role", "user"}, {"content", json::array({{{"type", "input_image"}}})}}})}}),
             "400 input[0].content[0].type");
-  EXPECT_EQ(param_of({{"input", "x"}, {"text", {{"format", {{"type", "json_schema"}}}}}}), "400 text.format");
+  EXPECT_EQ(param_of({{"input", "x"}, {"text", {{"format", {{"type", "json_schema"}}}}}}), "400 text.format.schema");
+  EXPECT_EQ(param_of({{"input", "x"}, {"text", {{"format", {{"type", "grammar"}}}}}}), "400 text.format");
   EXPECT_EQ(param_of({{"input", "x"}, {"previous_response_id", "resp_nope"}}), "404 previous_response_id");
   EXPECT_EQ(param_of({{"input", std::string("\xff\xfe")}}), "400 input");
   EXPECT_EQ(server::responses_error(ApiError(400, "invalid_request_error", "m", "max_tokens")).param, "max_output_tokens");

@@ -250,3 +250,106 @@ TEST(ServerRequestId, EveryResponseCarriesOne) {
 }
 
 }  // namespace
+
+namespace {
+
+// The Responses API's function tools: flat tool definitions, function_call output items (whole and
+// streamed), and function_call / function_call_output input items for the next turn.
+json responses_tool() {
+  json t = kWeather["function"];
+  t["type"] = "function";
+  return t;
+}
+
+TEST(ServerResponsesTools, FunctionCallItem) {
+  const int port = family_server("hermes").port();
+  const json body = {{"input", "Weather in Paris?"},
+                     {"tools", {responses_tool()}},
+                     {"tool_choice", {{"type", "function"}, {"name", "get_weather"}}},
+                     {"temperature", 0},
+                     {"max_output_tokens", 160}};
+  auto r = post(port, "/v1/responses", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = r.j();
+  EXPECT_EQ(j["status"], "completed") << r.body;
+  ASSERT_EQ(j["output"].size(), 1u) << r.body;
+  const json& item = j["output"][0];
+  EXPECT_EQ(item["type"], "function_call");
+  EXPECT_EQ(item["name"], "get_weather");
+  EXPECT_EQ(item["status"], "completed");
+  EXPECT_FALSE(item["call_id"].get<std::string>().empty());
+  expect_weather_args(item["arguments"].get<std::string>());
+  EXPECT_EQ(j["tools"].size(), 1u);
+
+  json s = body;
+  s["stream"] = true;
+  auto st = post(port, "/v1/responses", s);
+  ASSERT_EQ(st.status, 200) << st.body;
+  std::string deltas, done_args;
+  bool added = false, item_done = false;
+  for (const auto& e : sse_chunks(st.body)) {
+    const std::string type = e["type"];
+    if (type == "response.output_item.added" && e["item"]["type"] == "function_call") {
+      added = true;
+      EXPECT_EQ(e["item"]["name"], "get_weather");
+    }
+    if (type == "response.function_call_arguments.delta") deltas += e["delta"].get<std::string>();
+    if (type == "response.function_call_arguments.done") done_args = e["arguments"];
+    if (type == "response.output_item.done" && e["item"]["type"] == "function_call") item_done = true;
+    EXPECT_NE(type, "response.output_text.delta") << "a forced call writes no text";
+  }
+  EXPECT_TRUE(added && item_done) << st.body;
+  EXPECT_EQ(deltas, done_args);
+  EXPECT_EQ(json::parse(done_args), json::parse(item["arguments"].get<std::string>()));
+
+  // The next turn sends the call and its output back.
+  const json next = {{"input",
+                      {{{"role", "user"}, {"content", "Weather in Paris?"}},
+                       {{"type", "function_call"}, {"call_id", item["call_id"]}, {"name", "get_weather"}, {"arguments", item["arguments"]}},
+                       {{"type", "function_call_output"}, {"call_id", item["call_id"]}, {"output", "sunny"}}}},
+                     {"tools", {responses_tool()}},
+                     {"max_output_tokens", 2}};
+  auto a = post(port, "/v1/responses", next);
+  ASSERT_EQ(a.status, 200) << a.body;
+  json longer = next;
+  longer["input"][2]["output"] = "sunny, 21 degrees celsius, light wind from the west, no rain expected";
+  auto b = post(port, "/v1/responses", longer);
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_GT(b.j()["usage"]["input_tokens"].get<int>(), a.j()["usage"]["input_tokens"].get<int>());
+}
+
+}  // namespace
+
+namespace {
+
+// Responses text.format on chat's JSON decoder: the output text parses, under the schema when one is given.
+TEST(ServerResponsesTools, TextFormatJson) {
+  const int port = family_server("hermes").port();
+  const json schema = {{"type", "object"},
+                       {"properties", {{"n", {{"type", "integer"}, {"minimum", 0}, {"maximum", 99}}}}},
+                       {"required", {"n"}},
+                       {"additionalProperties", false}};
+  json body = {{"input", "A number?"},
+               {"text", {{"format", {{"type", "json_schema"}, {"name", "num"}, {"schema", schema}, {"strict", true}}}}},
+               {"temperature", 0},
+               {"max_output_tokens", 40}};
+  auto r = post(port, "/v1/responses", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = r.j();
+  EXPECT_EQ(j["text"]["format"]["type"], "json_schema");
+  const json out = json::parse(j["output"][0]["content"][0]["text"].get<std::string>());
+  ASSERT_TRUE(out.is_object() && out.size() == 1 && out["n"].is_number_integer()) << r.body;
+  EXPECT_LE(out["n"].get<int>(), 99);
+  body["text"] = {{"format", {{"type", "json_object"}}}};
+  body["max_output_tokens"] = 200;
+  body["temperature"] = 1.0;
+  body["seed"] = 3;
+  r = post(port, "/v1/responses", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json o = r.j();
+  if (o["status"] == "completed") {
+    EXPECT_TRUE(json::parse(o["output"][0]["content"][0]["text"].get<std::string>()).is_object()) << r.body;
+  }
+}
+
+}  // namespace
