@@ -2,6 +2,8 @@
 // a raw HTTP/1.1 client over loopback (so tests control framing, timing and hang-ups exactly).
 #pragma once
 #include <arpa/inet.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,10 +12,12 @@
 #include <climits>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "model/random_model.h"
 #include "server/server.h"
@@ -226,5 +230,55 @@ bool eventually(F pred, double timeout_s = 10) {
   }
   return pred();
 }
+
+// `kvscope serve ARGS --port 0` as a child process; the port is read from its first stderr line.
+struct ServeProcess {
+  pid_t pid = -1;
+  int port = 0, err = -1;
+  explicit ServeProcess(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {kvscope_bin(), "serve"};
+    all.insert(all.end(), args.begin(), args.end());
+    for (const char* a : {"--port", "0", "-t", "2", "--kv-mem", "32"}) all.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int p[2];
+    if (::pipe(p) != 0) return;
+    pid = ::fork();
+    if (pid == 0) {
+      ::dup2(p[1], 2);
+      ::close(p[0]);
+      ::close(p[1]);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(p[1]);
+    err = p[0];
+    std::string line;
+    char c;
+    // Notes (e.g. about -ngl) may come first: read until the line naming the port.
+    std::smatch m;
+    while (true) {
+      line.clear();
+      while (::read(err, &c, 1) == 1 && c != '\n') line += c;
+      if (line.empty()) break;
+      if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/v1)"))) {
+        port = std::stoi(m[1]);
+        break;
+      }
+      notes += line + "\n";
+    }
+    if (port) eventually([&] { return http(port, "GET", "/health").status == 200; }, 60);
+  }
+  ~ServeProcess() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int st;
+      ::waitpid(pid, &st, 0);
+    }
+    if (err >= 0) ::close(err);
+  }
+  std::string notes;
+};
 
 }  // namespace kvscope::test
