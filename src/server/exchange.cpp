@@ -54,6 +54,8 @@ void Exchange::submit(Request r, bool continuation) {
   attempt_prompt = r.prompt;
   gen = std::make_shared<Generation>(*srv->engine, g.stop, g.logprobs, srv->metrics);
   gen->set_tenant(&srv->metrics.tenant(tenant));
+  // Auto tool calls: the parser must see the family's call marker when it is a control token.
+  if (tool_parser && !forced) gen->set_render_control(true);
   gen->attach(r);
   if (srv->kv_tier && tier_computing >= 0) srv->kv_tier->watch_prefill(r, std::exchange(tier_computing, -1));
   if (rr) rr->attach(r, continuation);

@@ -66,7 +66,12 @@ void Generation::on_token(const TokenEvent& e) {
     pending_lp_.push_back(std::move(t));
   }
 
-  std::string text = stop_.push(decoder_.push(e.token));
+  std::string text;
+  if (render_control_ && !tk_.is_eog(e.token) && tk_.token_to_piece(e.token).empty()) {
+    text = stop_.push(decoder_.flush() + tk_.token_to_piece(e.token, true));
+  } else {
+    text = stop_.push(decoder_.push(e.token));
+  }
   {
     std::lock_guard lk(mu_);
     ++n_counted_;

@@ -29,6 +29,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // The requesting tenant's counters (time to first token, generated tokens) besides the global
   // ones; set before attach().
   void set_tenant(TenantMetrics* t) { tenant_ = t; }
+  // Control tokens other than end-of-generation ones are written as their text ([TOOL_CALLS],
+  // <|python_tag|>), so a tool-call parser sees the markers a model family opens its calls with.
+  void set_render_control(bool on) { render_control_ = on; }
 
   // Text that became final, with the log-probabilities of the tokens that produced it.
   struct Piece {
@@ -52,6 +55,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   const tok::Tokenizer& tk_;
   Metrics& metrics_;
   TenantMetrics* tenant_ = nullptr;
+  bool render_control_ = false;
   const int logprobs_;
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_token_;

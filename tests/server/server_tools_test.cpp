@@ -5,6 +5,7 @@
 // assistant calls in the history go through the chat template.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "server_test_util.h"
@@ -350,6 +351,38 @@ TEST(ServerResponsesTools, TextFormatJson) {
   if (o["status"] == "completed") {
     EXPECT_TRUE(json::parse(o["output"][0]["content"][0]["text"].get<std::string>()).is_object()) << r.body;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// In auto mode the parser reads the model's text with control-token markers written out: a Mistral
+// model's [TOOL_CALLS] (a control token, as in Mistral's vocabularies, invisible in plain text)
+// reaches it. Forced here with a logit bias; what follows is no call, so the parser hands the text
+// back as content.
+TEST(ServerTools, AutoModeSeesControlTokenMarkers) {
+  RandomModelSpec spec = fixtures::tiny_spec(64, 2, 4, 2, 128, 512, 4096, 31);
+  spec.arch = "mistral";
+  spec.chat_template = Model::load(fixtures::tool_model("mistral"))->chat_template();
+  spec.added_tokens = {"[TOOL_CALLS]"};  // a generated vocabulary takes it as a control token
+  auto o = test_options();
+  o.model_path = fixtures::model_file(spec, "tools-mistral-control");
+  auto srv = start_server(o);
+  const auto m = Model::load(o.model_path);
+  const auto& toks = m->tokenizer().vocab().tokens;
+  const auto it = std::find(toks.begin(), toks.end(), "[TOOL_CALLS]");
+  ASSERT_NE(it, toks.end());
+  const int id = static_cast<int>(it - toks.begin());
+  json b = chat_body("auto");
+  b["max_tokens"] = 2;
+  b["logit_bias"] = {{std::to_string(id), 100}};
+  auto r = post(srv->port(), "/v1/chat/completions", b);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json c = r.j()["choices"][0];
+  ASSERT_TRUE(c["message"]["content"].is_string()) << r.body;
+  EXPECT_NE(c["message"]["content"].get<std::string>().find("[TOOL_CALLS]"), std::string::npos) << r.body;
+  EXPECT_FALSE(c["message"].contains("tool_calls")) << r.body;
 }
 
 }  // namespace
