@@ -37,7 +37,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // ---- the server -------------------------------------------------------------------------------
 function startServer() {
   // A 10 ms analysis tick: the answers here take ~100 ms, so the d trace gets several points.
-  const args = ['serve', '--port', '0', '-t', '2', '--api-key', KEY, '--analysis-interval', '10'];
+  // The operator's own key is an admin key: the dashboard's KV-pool and prefix-cache plots are the
+  // server-wide view, which a tenant's key does not see (docs/server.md, API keys and tenants).
+  const args = ['serve', '--port', '0', '-t', '2', '--admin-key', KEY, '--analysis-interval', '10'];
   if (process.env.KVSCOPE_WEBTEST_MODEL) args.push('-m', process.env.KVSCOPE_WEBTEST_MODEL);
   const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
