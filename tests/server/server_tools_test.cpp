@@ -218,8 +218,9 @@ TEST(ServerTools, SeveralChoicesEachCallTheTool) {
   b["temperature"] = 1.0;
   auto r = post(port, "/v1/chat/completions", b);
   ASSERT_EQ(r.status, 200) << r.body;
-  ASSERT_EQ(r.j()["choices"].size(), 2u);
-  for (const auto& c : r.j()["choices"]) {
+  const json body = r.j();  // r.j() parses anew: iterate a copy that outlives the loop
+  ASSERT_EQ(body["choices"].size(), 2u);
+  for (const auto& c : body["choices"]) {
     EXPECT_EQ(c["finish_reason"], "tool_calls") << r.body;
     expect_weather_args(c["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>());
   }
