@@ -31,7 +31,7 @@ struct Rng : util::SplitMix64 {
 };
 
 struct Person {
-  const char* name;
+  std::string name;
   bool female;
 };
 // Names from many languages (ASCII spellings: the tokenizer falls back to bytes for the rest).
@@ -66,6 +66,39 @@ const std::vector<Thing> kThings = {{"book", "books"},   {"pen", "pens"},       
                                     {"toy", "toys"},     {"ticket", "tickets"},   {"ball", "balls"},
                                     {"sandwich", "sandwiches"}, {"kite", "kites"}, {"hat", "hats"},
                                     {"cup of tea", "cups of tea"}, {"game", "games"}, {"plant", "plants"}};
+
+// Names and objects made of random syllables. A model that only ever sees sixty names learns them by
+// heart and writes one of them for a name it has never seen; invented words in a share of the
+// stories make it copy the name or object from the question instead, which is what users' own
+// names, objects and units need.
+std::string invented_word(Rng& rng, int syllables) {
+  static const std::vector<std::string> kOnsets = {"b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s",
+                                                   "t", "v", "w", "z", "ch", "sh", "th", "br", "dr", "kr", "st", "tr"};
+  static const std::vector<std::string> kVowels = {"a", "e", "i", "o", "u", "a", "o", "ai", "ee", "ou"};
+  std::string w;
+  for (int i = 0; i < syllables; ++i) w += rng.pick(kOnsets) + rng.pick(kVowels);
+  if (rng.chance(40)) w += rng.pick(std::vector<std::string>{"n", "r", "l", "k", "m", "s"});
+  return w;
+}
+
+Person invented_person(Rng& rng) {
+  std::string n = invented_word(rng, rng.uniform(2, 3));
+  n[0] = static_cast<char>(n[0] - 'a' + 'A');
+  return {n, rng.chance(50)};
+}
+
+// Plural nouns beyond kObjs (never food, so "eats" is not said of them), and invented ones.
+std::string invented_objects(Rng& rng) {
+  static const std::vector<std::string> kMore = {
+      "bricks", "candles", "paper clips", "ribbons", "jars", "spoons", "blocks", "feathers", "keys", "tiles",
+      "boxes", "bottles", "bags of rice", "puzzles", "socks", "nails", "bowls", "maps", "lamps", "tickets",
+      "seeds", "logs", "bells", "postcards", "badges", "erasers", "brushes", "coats", "plates", "ropes",
+      "cans of paint", "packets of tea", "comic books", "glass beads", "wooden spoons", "paper cups",
+      "chairs", "towels", "baskets", "rings", "trophies", "cables", "screws", "bolts", "letters", "photos"};
+  if (rng.chance(50)) return rng.pick(kMore);
+  std::string w = invented_word(rng, rng.uniform(1, 2));
+  return w + (w.back() == 's' ? "es" : "s");
+}
 
 enum class Dom { Objects, Money, Pages, Miles };
 // GroupStart: a first statement that is itself a product ("buys 3 packs of 6 pencils"); Share:
@@ -454,6 +487,10 @@ struct Clause {
   bool counts = true;
 };
 
+// Shares of stories whose people and objects are invented words (see invented_word).
+constexpr int kInventedNamePercent = 35;
+constexpr int kInventedObjectPercent = 30;
+
 struct Story {
   Rng& rng;
   Dom dom;
@@ -465,9 +502,9 @@ struct Story {
 
   int add_person() {
     for (;;) {
-      const Person& p = rng.pick(kPeople);
+      const Person p = rng.chance(kInventedNamePercent) ? invented_person(rng) : rng.pick(kPeople);
       bool used = false;
-      for (auto& q : people) used |= std::string_view(q.name) == p.name;
+      for (auto& q : people) used |= q.name == p.name;
       if (!used) {
         people.push_back(p);
         return static_cast<int>(people.size()) - 1;
@@ -512,16 +549,20 @@ struct Story {
 
 // The canonical reasoning clause "Tom has 12 + 5 = 17 apples".
 std::string has(const Story& st, int who, const std::string& e) {
-  return std::string(st.people[who].name) + " has " + e + " " + st.unit();
+  return st.people[who].name + " has " + e + " " + st.unit();
 }
 
 bool build_story(Rng& rng, int steps, Item& item) {
   const int droll = rng.uniform(0, 19);
   const Dom dom = droll < 11 ? Dom::Objects : droll < 16 ? Dom::Money : droll < 18 ? Dom::Pages : Dom::Miles;
   Story st{rng, dom, rng.chance(35), {}, "", "", "", false, rng.chance(65)};
-  const Obj& obj = rng.pick(kObjs);
-  st.O = obj.many;
-  st.food = obj.food;
+  if (rng.chance(kInventedObjectPercent)) {
+    st.O = invented_objects(rng);
+  } else {
+    const Obj& obj = rng.pick(kObjs);
+    st.O = obj.many;
+    st.food = obj.food;
+  }
   const Thing& th = rng.pick(kThings);
   st.I = th.one;
   st.Is = th.many;

@@ -270,6 +270,9 @@ def main():
     ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--eval-n", type=int, default=48)
     ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--bf16", action="store_true",
+                    help="bfloat16 autocast for the forward pass (weights, optimizer and loss stay float32); "
+                         "about 2x faster on CPUs with AVX512_BF16 or AMX")
     ap.add_argument("--bench", type=int, default=0, help="time this many steps and exit")
     ap.add_argument("--smoke", action="store_true", help="tiny config, a few steps, export (CI)")
     ap.add_argument("--chat", action="store_true",
@@ -454,7 +457,9 @@ def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf
         model.train()
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        logits = model(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            logits = model(x)
+        logits = logits.float()
         per_tok = torch.nn.functional.cross_entropy(logits.view(-1, cfg.vocab), y.view(-1), reduction="none")
         loss = (per_tok * w.view(-1)).sum() / w.view(-1).sum()
         tmask = (w.view(-1) == 1.0).float()
