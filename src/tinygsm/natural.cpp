@@ -91,9 +91,9 @@ Person invented_person(Rng& rng) {
 std::string invented_objects(Rng& rng) {
   static const std::vector<std::string> kMore = {
       "bricks", "candles", "paper clips", "ribbons", "jars", "spoons", "blocks", "feathers", "keys", "tiles",
-      "boxes", "bottles", "bags of rice", "puzzles", "socks", "nails", "bowls", "maps", "lamps", "tickets",
+      "boxes", "bottles", "puzzles", "socks", "nails", "bowls", "maps", "lamps", "tickets",
       "seeds", "logs", "bells", "postcards", "badges", "erasers", "brushes", "coats", "plates", "ropes",
-      "cans of paint", "packets of tea", "comic books", "glass beads", "wooden spoons", "paper cups",
+      "comic books", "glass beads", "wooden spoons", "paper cups",
       "chairs", "towels", "baskets", "rings", "trophies", "cables", "screws", "bolts", "letters", "photos"};
   if (rng.chance(50)) return rng.pick(kMore);
   std::string w = invented_word(rng, rng.uniform(1, 2));
@@ -139,6 +139,20 @@ const std::vector<Phrase> kPhrases = {
     {Dom::Objects, Op::Add, "gets another {N}", "got another {N}"},
     {Dom::Objects, Op::Add, "adds {N} {O} to the pile", "added {N} {O} to the pile"},
     {Dom::Objects, Op::Add, "earns {N} more {O}", "earned {N} more {O}"},
+    {Dom::Objects, Op::Add, "makes {N} more {O}", "made {N} more {O}"},
+    {Dom::Objects, Op::Add, "is handed {N} more {O}", "was handed {N} more {O}"},
+    {Dom::Objects, Op::Add, "borrows {N} {O} from {F}", "borrowed {N} {O} from {F}"},
+    {Dom::Objects, Op::Add, "gathers {N} more {O}", "gathered {N} more {O}"},
+    {Dom::Objects, Op::Add, "orders {N} more {O}", "ordered {N} more {O}"},
+    {Dom::Objects, Op::Add, "brings home {N} more", "brought home {N} more"},
+    {Dom::Objects, Op::Add, "adds {N} more", "added {N} more"},
+    {Dom::Objects, Op::Sub, "throws away {N}", "threw away {N}"},
+    {Dom::Objects, Op::Sub, "trades away {N} {O}", "traded away {N} {O}"},
+    {Dom::Objects, Op::Sub, "lends {N} {O} to {F}", "lent {N} {O} to {F}"},
+    {Dom::Objects, Op::Sub, "hands {F} {N} of the {O}", "handed {F} {N} of the {O}"},
+    {Dom::Objects, Op::Sub, "breaks {N} of them", "broke {N} of them"},
+    {Dom::Objects, Op::Sub, "returns {N} {O} to the shop", "returned {N} {O} to the shop"},
+    {Dom::Objects, Op::Sub, "misplaces {N} {O}", "misplaced {N} {O}"},
     {Dom::Objects, Op::Sub, "gives away {N}", "gave away {N}"},
     {Dom::Objects, Op::Sub, "gives away {N} {O}", "gave away {N} {O}"},
     {Dom::Objects, Op::Sub, "gives {N} {O} to {F}", "gave {N} {O} to {F}"},
@@ -346,8 +360,8 @@ std::string eq(int a, char op, int b, int r) {
 // Bare arithmetic.
 const char* op_word(char op, Rng& rng) {
   switch (op) {
-    case '+': return rng.chance(80) ? "plus" : "and";
-    case '-': return "minus";
+    case '+': return rng.chance(70) ? "plus" : rng.chance(50) ? "and" : "added to";
+    case '-': return rng.chance(80) ? "minus" : "take away";
     case '*': return rng.chance(70) ? "times" : "multiplied by";
     default: return "divided by";
   }
@@ -412,11 +426,14 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
       }
     }
     if (text.back() != '.' && text.back() != '?') {
-      const std::vector<std::string> pre = {"What is ", "What's ", "Compute ", "Calculate ", "How much is ", "", "", "Solve "};
+      const std::vector<std::string> pre = {"What is ", "What's ", "Compute ", "Calculate ", "How much is ", "", "", "Solve ",
+                                            "what is ", "Please calculate ", "Can you work out ", "Tell me ", "Find ",
+                                            "What does "};
       const std::string p = rng.pick(pre);
-      const std::vector<std::string> post = {"?", "", " =", " = ?", ".", "?"};
+      const std::vector<std::string> post = {"?", "", " =", " = ?", ".", "?", " please", "? Thanks"};
       std::string q = rng.pick(post);
-      if (p.rfind("What", 0) == 0 || p.rfind("How", 0) == 0) q = "?";
+      if (p == "What does ") q = rng.pick(std::vector<std::string>{" equal?", " come to?", " make?"});
+      else if (p.rfind("What", 0) == 0 || p.rfind("what", 0) == 0 || p.rfind("How", 0) == 0 || p.rfind("Can", 0) == 0) q = "?";
       text = p + text + q;
     }
     item.user_text = text;

@@ -297,7 +297,9 @@ TEST(TinyGsm, NaturalBareArithmeticFollowsPrecedence) {
     ASSERT_EQ(it.reasoning.size(), it.worked.size()) << q;
     // "45 - 18 * 2": the product (said second) is computed first, then the first number less it.
     const Step &first = it.worked[0], &second = it.worked[1];
-    if ((first.op == '*' || first.op == '/') && (second.op == '+' || second.op == '-') && second.b == first.result) {
+    // (second.a == first.result is "18 * 2 - 36": the product said first, only equal by chance)
+    if ((first.op == '*' || first.op == '/') && (second.op == '+' || second.op == '-') && second.b == first.result &&
+        second.a != first.result) {
       const std::string a = std::to_string(second.a), b = std::to_string(first.a);
       const size_t pa = q.find_first_of("0123456789");
       EXPECT_EQ(q.compare(pa, a.size(), a), 0) << q;
