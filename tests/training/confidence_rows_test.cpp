@@ -201,9 +201,18 @@ TEST(ConfidenceRowsFit, TheProbeSeparatesRightFromWrongAndSetsItsCut) {
   const auto fit = training::fit_probe(rows, spec, 2, o);
   EXPECT_EQ(fit.n_rows, rows.size());
   EXPECT_GT(fit.report.val_auroc, 0.9);
-  // At most 2% of right answers' partial scores fall below the cut: it sits low, and above zero.
+  // The early cut: at most cut_fpr (2%) of the right answers' partial (25-75%) scores fall below it,
+  // while most wrong answers' do.
+  int right = 0, right_below = 0, wrong = 0, wrong_below = 0;
+  for (const auto& r : rows) {
+    if (r.share == 1) continue;
+    const bool below = fit.mlp.score(training::probe_inputs(r.x, spec, 2)) < fit.cut_below;
+    (r.ok ? right : wrong) += 1;
+    (r.ok ? right_below : wrong_below) += below;
+  }
   EXPECT_GT(fit.cut_below, 0.0);
-  EXPECT_LT(fit.cut_below, 0.5);
+  EXPECT_LE(right_below, static_cast<int>(0.02 * right));
+  EXPECT_GT(wrong_below, wrong / 2);
   const auto test = training::test_probe(fit.mlp, spec, 2, synthetic_rows(30, 2), {"slow", "fast"});
   ASSERT_EQ(test.size(), 1u);  // no fast rows
   EXPECT_EQ(test[0].n, 30u);
