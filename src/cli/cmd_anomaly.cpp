@@ -12,6 +12,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "engine/prefill_tapped.h"
+#include "training/prompt_lines.h"
 #include "model/fingerprint.h"
 #include "signals/confidence_metrics.h"
 #include "signals/kv_profile.h"
@@ -63,16 +65,7 @@ PromptScan scan_prompt(Context& ctx, const signals::ProbeSpec& spec, std::vector
   }
   std::unique_ptr<signals::TapFanout> fan;
   if (taps.size() > 1) fan = std::make_unique<signals::TapFanout>(taps, &m);
-  KVTap* prev = ctx.tap();
-  ctx.set_tap(fan ? static_cast<KVTap*>(fan.get()) : &tap);
-  ctx.reset();
-  try {
-    ctx.eval(ids);
-  } catch (...) {
-    ctx.set_tap(prev);
-    throw;
-  }
-  ctx.set_tap(prev);
+  prefill_tapped(ctx, ids, fan ? static_cast<KVTap*>(fan.get()) : &tap);
   PromptScan r;
   r.pooled = signals::prompt_vector(tap);
   if (tok) {
@@ -102,21 +95,12 @@ PromptScan scan_prompt(Context& ctx, const signals::ProbeSpec& spec, std::vector
 // chat_prompt, prompt, text; the first reasoner prompt, then text.
 std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& path, const std::string& field,
                                                            const training::PromptFormat& fmt) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot open data file '" + path + "'");
   std::vector<std::vector<training::SetPrompt>> out;
   const std::vector<std::string> order =
       field != "auto" ? std::vector<std::string>{field}
       : fmt.chat()    ? std::vector<std::string>{"messages", "chat_prompt", "prompt", "text"}
                       : std::vector<std::string>{"prompt", "text"};
-  std::string line;
-  int ln = 0;
-  while (std::getline(in, line)) {
-    ++ln;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    const std::string where = path + ":" + std::to_string(ln);
-    if (j.is_discarded() || !j.is_object()) throw InputError(where + ": not a JSON object");
+  training::for_each_prompt_line(path, [&](const nlohmann::json& j, const std::string& where) {
     std::vector<training::SetPrompt> g;
     // users: the user messages' contents the text renders (none known for complete prompts).
     auto add = [&](std::string text, const std::vector<std::string>& users) {
@@ -126,12 +110,7 @@ std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& pa
       auto spans = fmt.user_spans(ids, users);
       g.push_back({std::move(text), std::move(ids), std::move(spans)});
     };
-    std::string used;
-    for (const auto& k : order)
-      if (j.contains(k)) {
-        used = k;
-        break;
-      }
+    const std::string used = training::first_field(j, order);
     if (used == "messages") {
       const auto msgs = reasoning::parse_chat_messages(j["messages"], where + ": ");
       std::vector<std::string> users;
@@ -159,8 +138,7 @@ std::vector<std::vector<training::SetPrompt>> read_prompts(const std::string& pa
       throw InputError(where + ": needs one of " + names + " (a string or an object of strings; messages: a list of {role, content})");
     }
     out.push_back(std::move(g));
-  }
-  if (out.empty()) throw InputError("data file '" + path + "' holds no prompts");
+  });
   return out;
 }
 

@@ -4,12 +4,9 @@
 namespace kvscope {
 
 PagedKVConfig kv_config_for(const HParams& hp, int n_blocks, size_t mem_bytes, const KVCacheTypes& types, int block_size) {
-  PagedKVConfig c;
-  c.n_layer = hp.n_layer;
-  c.kv_dim = hp.n_kv_dim();
-  c.block_size = block_size;
-  c.n_blocks = n_blocks;
-  c.mem_bytes = mem_bytes;
+  // The single-type config's sizes, with the per-layer K/V types in place of its element type.
+  PagedKVConfig c = kv_config_for(hp, n_blocks, mem_bytes, kernels::DType::F32, block_size);
+  c.layer_types.clear();
   c.kv_types = types.resolve(hp.n_layer);
   return c;
 }

@@ -74,28 +74,17 @@ std::vector<std::vector<int32_t>> inputs_of(const Model& model, const json& in) 
   return out;
 }
 
-}  // namespace
+// A request's inputs and options, shared by the handler and its content provider.
+struct EmbedJob {
+  std::vector<std::vector<int32_t>> inputs;
+  signals::EmbeddingOptions o;
+  std::string format = "float";
+  int n_tokens = 0;
+};
 
-// Validates the body, admits the request like a generation (the same --max-queue count, so
-// embeddings cannot pile up beside it), then computes in the response's content provider: while
-// it waits for the Embedder and between forward steps it writes JSON-insignificant spaces, so a
-// client that hung up is noticed and its work abandoned, and shutdown's grace cancels it.
-void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Response& res) {
-  require_serving();
-  const json body = parse_json_body(req.body);
-  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
-  if (auto m = body.find("model"); m != body.end() && m->is_string() && m->get<std::string>() != model_id)
-    throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist", "model",
-                   "model_not_found");
-  auto in = body.find("input");
-  if (in == body.end()) throw invalid_request("'input' is required", "input");
-  struct Job {
-    std::vector<std::vector<int32_t>> inputs;
-    signals::EmbeddingOptions o;
-    std::string format = "float";
-    int n_tokens = 0;
-  };
-  auto job = std::make_shared<Job>();
+// The request's fields past `model` and `input`'s presence; throws invalid_request naming the field.
+std::shared_ptr<EmbedJob> parse_embedding_job(const Model& model, const json& body, const json& in) {
+  auto job = std::make_shared<EmbedJob>();
   signals::EmbeddingOptions& o = job->o;
   if (auto d = body.find("dimensions"); d != body.end() && !d->is_null()) {
     if (!d->is_number_integer() || d->get<int64_t>() < 1) throw invalid_request("'dimensions' must be a positive integer", "dimensions");
@@ -115,8 +104,43 @@ void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Respo
     if (!l->is_string()) throw invalid_request("'kvscope_layers' must be a string such as \"mid\" or \"2-5\"", "kvscope_layers");
     o.layers = l->get<std::string>();
   }
-  job->inputs = inputs_of(*model, *in);
+  job->inputs = inputs_of(model, in);
   for (const auto& t : job->inputs) job->n_tokens += static_cast<int>(t.size());
+  return job;
+}
+
+// The answer: OpenAI's list of embedding objects with usage.
+std::string render_embeddings(const std::vector<std::vector<float>>& vecs, const EmbedJob& job, const std::string& model_id) {
+  json data = json::array();
+  for (size_t i = 0; i < vecs.size(); ++i) {
+    json item = {{"object", "embedding"}, {"index", i}};
+    if (job.format == "base64") item["embedding"] = base64_of(vecs[i]);
+    else item["embedding"] = vecs[i];
+    data.push_back(std::move(item));
+  }
+  return dump(json{{"object", "list"},
+                   {"data", std::move(data)},
+                   {"model", model_id},
+                   {"usage", {{"prompt_tokens", job.n_tokens}, {"total_tokens", job.n_tokens}}}});
+}
+
+}  // namespace
+
+// Validates the body, admits the request like a generation (the same --max-queue count, so
+// embeddings cannot pile up beside it), then computes in the response's content provider: while
+// it waits for the Embedder and between forward steps it writes JSON-insignificant spaces, so a
+// client that hung up is noticed and its work abandoned, and shutdown's grace cancels it.
+void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Response& res) {
+  require_serving();
+  const json body = parse_json_body(req.body);
+  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
+  if (auto m = body.find("model"); m != body.end() && m->is_string() && m->get<std::string>() != model_id)
+    throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist", "model",
+                   "model_not_found");
+  auto in = body.find("input");
+  if (in == body.end()) throw invalid_request("'input' is required", "input");
+  auto job = parse_embedding_job(*model, body, *in);
+  signals::EmbeddingOptions& o = job->o;
   try {
     // Not embed_mu: that is held for a whole computation. Validation only reads the Embedder's
     // fixed shape, so it may run beside one.
@@ -196,17 +220,7 @@ void Server::Impl::handle_embeddings(const httplib::Request& req, httplib::Respo
           return fail(ApiError(500, "server_error", std::string("internal error: ") + e.what()));
         }
         lk.unlock();
-        json data = json::array();
-        for (size_t i = 0; i < vecs.size(); ++i) {
-          json item = {{"object", "embedding"}, {"index", i}};
-          if (job->format == "base64") item["embedding"] = base64_of(vecs[i]);
-          else item["embedding"] = vecs[i];
-          data.push_back(std::move(item));
-        }
-        const std::string out = dump(json{{"object", "list"},
-                                          {"data", std::move(data)},
-                                          {"model", model_id},
-                                          {"usage", {{"prompt_tokens", job->n_tokens}, {"total_tokens", job->n_tokens}}}});
+        const std::string out = render_embeddings(vecs, *job, model_id);
         if (!sink.write(out.data(), out.size())) return false;
         sink.done();
         return true;

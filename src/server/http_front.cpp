@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "server/http_stream.h"
 #include "util/error.h"
 
 namespace kvscope::server {
@@ -27,20 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 Clock::time_point after(double s) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
-bool is_token_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
 }
 
 const char* reason_phrase(int status) {
@@ -58,39 +45,21 @@ const char* reason_phrase(int status) {
   }
 }
 
-std::string kib(size_t n) { return n % 1024 ? std::to_string(n) + " bytes" : std::to_string(n / 1024) + " KiB"; }
-
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
 
 }  // namespace
 
 // One client connection and the request being read on it.
 struct HttpFront::Conn {
+  explicit Conn(const FrontLimits& lim) : req(lim) {}
   int fd = -1;
   std::string ip;
   std::string in;  // bytes read and not yet parsed (pipelined requests wait here in order)
   Clock::time_point deadline;
   enum class Phase { Idle, Head, Body, Draining } phase = Phase::Head;
   int served = 0;
-  // The request being read.
-  std::string method, target, version;
-  std::vector<std::pair<std::string, std::string>> headers;
-  bool chunked = false, expect_continue = false, keep_alive = true;
-  size_t content_length = 0;
-  std::string body;  // decoded
-  enum class Chunk { Size, Data, DataEnd, Trailer } chunk = Chunk::Size;
-  size_t chunk_left = 0;
-  size_t trailer_bytes = 0;
+  RequestReader req;  // the request being read
   size_t drained = 0;
-
-  void reset_request() {
-    method.clear(), target.clear(), version.clear(), headers.clear(), body.clear();
-    chunked = expect_continue = false;
-    keep_alive = true;
-    content_length = 0;
-    chunk = Chunk::Size;
-    chunk_left = trailer_bytes = 0;
-  }
 };
 
 // A complete request for a worker: the connection and the request re-framed for httplib.
@@ -98,132 +67,6 @@ struct HttpFront::Job {
   std::unique_ptr<Conn> conn;
   std::string request;  // request line, headers with Content-Length, decoded body
   bool http10 = false;
-};
-
-// The stream httplib's process_request reads the request from and writes the answer to. For an
-// HTTP/1.0 client a chunked answer is unwrapped on the way out and ends with the connection.
-class ConnStream : public httplib::Stream {
- public:
-  ConnStream(HttpFront& f, int fd, const std::string& req, bool http10) : f_(f), fd_(fd), req_(req), dechunk_(http10) {}
-
-  bool is_readable() const override { return off_ < req_.size(); }
-  bool is_writable() const override { return !failed_ && f_.wait_writable(fd_); }
-  ssize_t read(char* p, size_t n) override {
-    n = std::min(n, req_.size() - off_);
-    std::memcpy(p, req_.data() + off_, n);
-    off_ += n;
-    return static_cast<ssize_t>(n);
-  }
-  ssize_t write(const char* p, size_t n) override {
-    if (failed_) return -1;
-    bool ok;
-    if (!dechunk_) {
-      ok = f_.write_all(fd_, p, n);
-    } else {
-      std::string out;
-      unwrap(p, n, out);
-      ok = out.empty() || f_.write_all(fd_, out.data(), out.size());
-    }
-    if (!ok) failed_ = true;
-    return ok ? static_cast<ssize_t>(n) : -1;
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override { addr(false, ip, port); }
-  void get_local_ip_and_port(std::string& ip, int& port) const override { addr(true, ip, port); }
-  socket_t socket() const override { return fd_; }
-  bool failed() const { return failed_; }
-
- private:
-  void addr(bool local, std::string& ip, int& port) const {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    ip.clear(), port = 0;
-    if ((local ? ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len)
-               : ::getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len)) != 0)
-      return;
-    char b[INET6_ADDRSTRLEN] = {0};
-    if (a.ss_family == AF_INET) {
-      auto* s = reinterpret_cast<sockaddr_in*>(&a);
-      ::inet_ntop(AF_INET, &s->sin_addr, b, sizeof b);
-      port = ntohs(s->sin_port);
-    } else if (a.ss_family == AF_INET6) {
-      auto* s = reinterpret_cast<sockaddr_in6*>(&a);
-      ::inet_ntop(AF_INET6, &s->sin6_addr, b, sizeof b);
-      port = ntohs(s->sin6_port);
-    }
-    ip = b;
-  }
-
-  // HTTP/1.0 has no chunked coding: drop the Transfer-Encoding header, pass only the chunks' data
-  // and let the end of the connection end the body.
-  void unwrap(const char* p, size_t n, std::string& out) {
-    size_t i = 0;
-    while (i < n) {
-      switch (st_) {
-        case St::Head: {
-          acc_.append(p + i, n - i);
-          i = n;
-          const size_t e = acc_.find("\r\n\r\n");
-          if (e == std::string::npos) break;
-          std::string rest = acc_.substr(e + 4), head = acc_.substr(0, e + 2);
-          acc_.clear();
-          std::string kept;
-          bool chunked = false;
-          for (size_t pos = 0; pos < head.size();) {
-            const size_t eol = head.find("\r\n", pos);
-            const std::string line = head.substr(pos, eol - pos);
-            pos = eol + 2;
-            const std::string l = lower(line);
-            if (l.rfind("transfer-encoding:", 0) == 0) {
-              chunked = lower(trim(line.substr(18))) == "chunked";
-              continue;
-            }
-            if (l.rfind("connection:", 0) == 0 || l.rfind("keep-alive:", 0) == 0) continue;
-            kept += line + "\r\n";
-          }
-          out += kept + "Connection: close\r\n\r\n";
-          st_ = chunked ? St::Size : St::Pass;
-          if (!rest.empty()) unwrap(rest.data(), rest.size(), out);
-          return;
-        }
-        case St::Pass:
-          out.append(p + i, n - i);
-          return;
-        case St::Size: {
-          const char c = p[i++];
-          if (c != '\n') {
-            if (acc_.size() < 64) acc_ += c;
-            break;
-          }
-          left_ = std::strtoull(acc_.c_str(), nullptr, 16);
-          acc_.clear();
-          st_ = left_ ? St::Data : St::Done;
-          break;
-        }
-        case St::Data: {
-          const size_t take = std::min<size_t>(left_, n - i);
-          out.append(p + i, take);
-          i += take;
-          left_ -= take;
-          if (!left_) st_ = St::DataEnd;
-          break;
-        }
-        case St::DataEnd:
-          if (p[i++] == '\n') st_ = St::Size;
-          break;
-        case St::Done:
-          return;
-      }
-    }
-  }
-
-  HttpFront& f_;
-  int fd_;
-  const std::string& req_;
-  size_t off_ = 0;
-  bool dechunk_, failed_ = false;
-  enum class St { Head, Pass, Size, Data, DataEnd, Done } st_ = St::Head;
-  std::string acc_;
-  size_t left_ = 0;
 };
 
 HttpFront::HttpFront(RoutedServer& app, FrontLimits lim, ErrorBody error_body, std::function<void()> on_refused)
@@ -401,7 +244,7 @@ void HttpFront::accept_all() {
       ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, b, sizeof b);
     else if (a.ss_family == AF_INET6)
       ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, b, sizeof b);
-    auto c = std::make_unique<Conn>();
+    auto c = std::make_unique<Conn>(lim_);
     c->fd = fd;
     c->ip = b;
     c->deadline = after(lim_.header_timeout_s);
@@ -446,6 +289,8 @@ void HttpFront::accept_all() {
     }
   }
 }
+
+void HttpFront::refuse(Conn& c, const Refusal& r) { refuse(c, r.status, r.message, r.code); }
 
 void HttpFront::refuse(Conn& c, int status, const std::string& message, const std::string& code) {
   const std::string body = error_body_(status, message, code);
@@ -493,207 +338,28 @@ bool HttpFront::advance(Conn& c) {
     c.deadline = after(lim_.header_timeout_s);
   }
   if (c.phase == Conn::Phase::Head) {
-    // The header block ends at the first empty line (CRLF or a bare LF, as httplib reads lines).
-    size_t end = std::string::npos, skip = 0;
-    for (size_t pos = c.in.find('\n'); pos != std::string::npos; pos = c.in.find('\n', pos + 1)) {
-      if (pos + 1 < c.in.size() && c.in[pos + 1] == '\n') {
-        end = pos + 1, skip = 1;
-        break;
-      }
-      if (pos + 2 < c.in.size() && c.in[pos + 1] == '\r' && c.in[pos + 2] == '\n') {
-        end = pos + 1, skip = 2;
-        break;
-      }
-    }
-    const size_t block = end == std::string::npos ? c.in.size() : end;
-    if (block > lim_.max_header_bytes) {
-      refuse(c, 431, "request header block too large (the limit is " + kib(lim_.max_header_bytes) + ", --max-header-bytes)",
-             "request_header_too_large");
-      return true;
-    }
-    if (std::count(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(block), '\n') > lim_.max_headers + 1) {
-      refuse(c, 431, "too many header fields (the limit is " + std::to_string(lim_.max_headers) + ", --max-headers)",
-             "request_header_too_large");
-      return true;
-    }
-    if (end == std::string::npos) {
-      // Leading empty lines before a request are allowed (RFC 9112 2.2) and dropped.
-      while (!c.in.empty() && (c.in[0] == '\r' || c.in[0] == '\n') && (c.in[0] == '\n' || c.in.size() > 1)) c.in.erase(0, 1);
-      return false;
-    }
-    std::string head = c.in.substr(0, end);
-    c.in.erase(0, end + skip);
-    // Lines.
-    std::vector<std::string> lines;
-    for (size_t pos = 0; pos < head.size();) {
-      size_t eol = head.find('\n', pos);
-      if (eol == std::string::npos) eol = head.size();
-      std::string line = head.substr(pos, eol - pos);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      lines.push_back(std::move(line));
-      pos = eol + 1;
-    }
-    while (!lines.empty() && lines.front().empty()) lines.erase(lines.begin());
-    c.reset_request();
-    auto bad = [&](const std::string& m) {
-      refuse(c, 400, m, "invalid_request");
-      return true;
-    };
-    if (lines.empty()) return bad("empty request");
-    {
-      const std::string& rl = lines[0];
-      const size_t a = rl.find(' '), b = rl.rfind(' ');
-      if (a == std::string::npos || b == a) return bad("malformed request line (expected METHOD TARGET HTTP/1.1)");
-      c.method = rl.substr(0, a), c.target = rl.substr(a + 1, b - a - 1), c.version = rl.substr(b + 1);
-      if (c.method.empty() || !std::all_of(c.method.begin(), c.method.end(), is_token_char) || c.target.empty() ||
-          c.target.find(' ') != std::string::npos)
-        return bad("malformed request line (expected METHOD TARGET HTTP/1.1)");
-      if (c.version != "HTTP/1.1" && c.version != "HTTP/1.0") {
-        refuse(c, 505, "HTTP version '" + c.version + "' is not supported (HTTP/1.1 and HTTP/1.0 are)", "invalid_request");
-        return true;
-      }
-    }
-    bool has_length = false;
-    std::string connection;
-    for (size_t i = 1; i < lines.size(); ++i) {
-      const std::string& l = lines[i];
-      if (l[0] == ' ' || l[0] == '\t') return bad("folded header lines are not accepted");
-      const size_t colon = l.find(':');
-      if (colon == std::string::npos || colon == 0) return bad("malformed header line (expected Name: value)");
-      std::string name = l.substr(0, colon);
-      if (!std::all_of(name.begin(), name.end(), is_token_char)) return bad("malformed header name '" + name + "'");
-      std::string value = trim(l.substr(colon + 1));
-      const std::string ln = lower(name);
-      if (ln == "content-length") {
-        if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), ::isdigit))
-          return bad("invalid Content-Length '" + value + "'");
-        const size_t v = std::stoull(value);
-        if (has_length && v != c.content_length) return bad("conflicting Content-Length headers");
-        has_length = true, c.content_length = v;
-        continue;  // re-written below
-      }
-      if (ln == "transfer-encoding") {
-        if (lower(value) != "chunked" || c.chunked) {
-          refuse(c, 501, "Transfer-Encoding '" + value + "' is not supported (only chunked is)", "invalid_request");
-          return true;
-        }
-        c.chunked = true;
-        continue;
-      }
-      if (ln == "expect") {
-        if (lower(value) != "100-continue") {
-          refuse(c, 417, "unsupported Expect '" + value + "'", "invalid_request");
-          return true;
-        }
-        c.expect_continue = true;
-        continue;  // answered here, not by httplib
-      }
-      if (ln == "connection") connection = lower(value);
-      // Every body on these routes is JSON: httplib would parse form bodies (and cap them at 8 KiB).
-      if (ln == "content-type") {
-        const std::string lv = lower(value);
-        if (lv.rfind("application/x-www-form-urlencoded", 0) == 0 || lv.rfind("multipart/", 0) == 0)
-          value = "application/json";
-      }
-      c.headers.emplace_back(std::move(name), std::move(value));
-    }
-    if (static_cast<int>(c.headers.size()) > lim_.max_headers) {
-      refuse(c, 431, "too many header fields (the limit is " + std::to_string(lim_.max_headers) + ", --max-headers)",
-             "request_header_too_large");
-      return true;
-    }
-    if (c.chunked && has_length) return bad("both Content-Length and Transfer-Encoding given");
-    if (c.content_length > lim_.max_body_bytes) {
-      refuse(c, 413, "request body too large (the limit is " + std::to_string(lim_.max_body_bytes) + " bytes, --max-body)",
-             "request_too_large");
-      return true;
-    }
-    c.keep_alive = c.version == "HTTP/1.1" ? connection.find("close") == std::string::npos : false;
+    const RequestReader::Step s = c.req.read_head(c.in);
+    if (s == RequestReader::Step::More) return false;
+    if (s == RequestReader::Step::Refused) return refuse(c, c.req.refusal()), true;
     c.phase = Conn::Phase::Body;
     c.deadline = after(lim_.body_timeout_s);
-    const bool wants_body = c.chunked || c.content_length > 0;
-    if (wants_body && c.expect_continue && c.in.empty()) {
+    if (c.req.awaits_continue() && c.in.empty()) {
       static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
       [[maybe_unused]] auto n = ::send(c.fd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
   }
   if (c.phase != Conn::Phase::Body) return false;
-  // The body: a request with neither Content-Length nor chunked coding has none (RFC 9112 6.3).
-  if (!c.chunked) {
-    if (c.in.size() < c.content_length) return false;
-    c.body = c.in.substr(0, c.content_length);
-    c.in.erase(0, c.content_length);
-  } else {
-    size_t pos = 0;
-    bool complete = false;
-    while (!complete) {
-      if (c.chunk == Conn::Chunk::Data) {
-        const size_t take = std::min(c.chunk_left, c.in.size() - pos);
-        if (c.body.size() + take > lim_.max_body_bytes) {
-          refuse(c, 413, "request body too large (the limit is " + std::to_string(lim_.max_body_bytes) + " bytes, --max-body)",
-                 "request_too_large");
-          return true;
-        }
-        c.body.append(c.in, pos, take);
-        pos += take, c.chunk_left -= take;
-        if (c.chunk_left) break;
-        c.chunk = Conn::Chunk::DataEnd;
-        continue;
-      }
-      const size_t eol = c.in.find('\n', pos);
-      if (eol == std::string::npos) {
-        if (c.in.size() - pos > 1024) {
-          refuse(c, 400, "malformed chunked body (a chunk line longer than 1 KiB)", "invalid_request");
-          return true;
-        }
-        break;
-      }
-      std::string line = c.in.substr(pos, eol - pos);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      pos = eol + 1;
-      if (c.chunk == Conn::Chunk::DataEnd) {
-        if (!line.empty()) {
-          refuse(c, 400, "malformed chunked body (no line end after a chunk's data)", "invalid_request");
-          return true;
-        }
-        c.chunk = Conn::Chunk::Size;
-      } else if (c.chunk == Conn::Chunk::Size) {
-        const std::string hex = trim(line.substr(0, line.find(';')));
-        if (hex.empty() || hex.size() > 15 || !std::all_of(hex.begin(), hex.end(), ::isxdigit)) {
-          refuse(c, 400, "malformed chunked body (bad chunk size '" + hex.substr(0, 32) + "')", "invalid_request");
-          return true;
-        }
-        c.chunk_left = std::stoull(hex, nullptr, 16);
-        if (c.body.size() + c.chunk_left > lim_.max_body_bytes) {
-          refuse(c, 413, "request body too large (the limit is " + std::to_string(lim_.max_body_bytes) + " bytes, --max-body)",
-                 "request_too_large");
-          return true;
-        }
-        c.chunk = c.chunk_left ? Conn::Chunk::Data : Conn::Chunk::Trailer;
-      } else {  // trailer fields, dropped; an empty line ends the body
-        c.trailer_bytes += line.size();
-        if (c.trailer_bytes > lim_.max_header_bytes) {
-          refuse(c, 431, "chunked trailer too large (the limit is " + kib(lim_.max_header_bytes) + ", --max-header-bytes)",
-                 "request_header_too_large");
-          return true;
-        }
-        complete = line.empty();
-      }
-    }
-    c.in.erase(0, pos);
-    if (!complete) return false;
-  }
-  // Complete: re-frame it for httplib with an exact Content-Length, and hand it to a worker.
+  const RequestReader::Step s = c.req.read_body(c.in);
+  if (s == RequestReader::Step::More) return false;
+  if (s == RequestReader::Step::Refused) return refuse(c, c.req.refusal()), true;
+  hand_over(c);
+  return true;
+}
+
+void HttpFront::hand_over(Conn& c) {
   auto job = std::make_unique<Job>();
-  job->http10 = c.version == "HTTP/1.0";
-  std::string& r = job->request;
-  r.reserve(c.body.size() + 512);
-  r = c.method + " " + c.target + " " + c.version + "\r\n";
-  for (const auto& [k, v] : c.headers) r += k + ": " + v + "\r\n";
-  r += "Content-Length: " + std::to_string(c.body.size()) + "\r\n\r\n";
-  r += c.body;
-  c.body.clear();
-  c.body.shrink_to_fit();
+  job->http10 = c.req.http10();
+  job->request = c.req.reframe();
   const int fd = c.fd;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   auto it = conns_.find(fd);
@@ -705,7 +371,6 @@ bool HttpFront::advance(Conn& c) {
     jobs_.push_back(std::move(job));
   }
   jobs_cv_.notify_one();
-  return true;
 }
 
 void HttpFront::check_deadlines() {
@@ -765,7 +430,7 @@ void HttpFront::worker_loop() {
 void HttpFront::run_job(Job& j) {
   Conn& c = *j.conn;
   const int fd = c.fd;
-  bool closed = !c.keep_alive;
+  bool closed = !c.req.keep_alive();
   bool ok;
   {
     ConnStream strm(*this, fd, j.request, j.http10);
@@ -780,7 +445,7 @@ void HttpFront::run_job(Job& j) {
     busy_fds_.erase(fd);
     if (busy_fds_.empty()) idle_cv_.notify_all();
     if (ok && !closed && !stopping_.load()) {
-      c.reset_request();
+      c.req.reset();
       returned_.push_back(std::move(j.conn));
     }
   }

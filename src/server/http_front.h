@@ -2,9 +2,10 @@
 // (headers and body) with deadlines, size limits and a cap on connections per client address; only
 // complete requests reach the worker threads, which run httplib's routing on them and write the
 // answer. So slow or stalled clients hold a buffer, never a worker, and /health stays reachable.
-// It also owns the framing httplib gets wrong or leaves open: chunked bodies are decoded here under
-// the body limit, a request without a length has no body, pipelined requests are kept in order, and
-// HTTP/1.0 clients get close-delimited answers instead of chunked ones.
+// It also owns the framing httplib gets wrong or leaves open: chunked bodies are decoded under the
+// body limit (http_request.h), a request without a length has no body, pipelined requests are kept
+// in order, and HTTP/1.0 clients get close-delimited answers instead of chunked ones
+// (http_stream.h).
 #pragma once
 #include <httplib.h>
 
@@ -21,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/http_request.h"
+
 namespace kvscope::server {
 
 // httplib's Server with its per-request entry point opened: the front hands it complete requests.
@@ -31,20 +34,6 @@ class RoutedServer : public httplib::Server {
   }
   // httplib ends chunked answers once its listening socket is gone: a valid value lets them run.
   void set_listening(int fd) { svr_sock_ = fd; }
-};
-
-struct FrontLimits {
-  size_t max_body_bytes = size_t{1} << 20;    // decoded body; 413 beyond
-  size_t max_header_bytes = size_t{16} << 10;  // request line and headers; 431 beyond
-  int max_headers = 100;                       // header fields; 431 beyond
-  double header_timeout_s = 10;                // a request's line and headers must arrive within this
-  double body_timeout_s = 60;                  // and its body within this after the headers
-  double keep_alive_s = 5;                     // an idle kept-alive connection is closed after this
-  double write_timeout_s = 5;                  // a write that makes no progress this long fails
-  int max_conns_per_ip = 256;                  // open connections per client address; 429 beyond
-  int max_connections = 2048;                  // open connections in all; 503 beyond
-  int workers = 64;                            // threads running requests
-  bool reuse_port = false;                     // SO_REUSEPORT: share the port with other servers
 };
 
 class HttpFront {
@@ -75,7 +64,10 @@ class HttpFront {
   void on_readable(Conn& c);
   // Parses what c has buffered; true when a complete request was handed to a worker or c was closed.
   bool advance(Conn& c);
+  // Hands the complete request read on c to a worker; c leaves epoll until the worker gives it back.
+  void hand_over(Conn& c);
   void refuse(Conn& c, int status, const std::string& message, const std::string& code);
+  void refuse(Conn& c, const Refusal& r);
   void close_conn(int fd);
   void release(std::unique_ptr<Conn> c);  // closes the socket and frees its address slot
   void run_job(Job& j);

@@ -280,8 +280,17 @@ std::string Server::Impl::reasoning_metrics() const {
 }
 
 void Server::Impl::setup_routes() {
+  http.set_payload_max_length(opt.max_body_bytes);  // the front checks it first; this is a backstop
+  install_request_hooks();
+  route_status();
+  route_models();
+  route_sessions();
+  route_generation();
+  route_responses();
+}
+
+void Server::Impl::install_request_hooks() {
   auto& h = http;
-  h.set_payload_max_length(opt.max_body_bytes);  // the front checks it first; this is a backstop
 
   // Every response carries an x-request-id (errors, 401s and streams too): the client's own when it
   // sent a usable one (up to 128 printable ASCII characters), else a fresh one, so a client's log
@@ -353,7 +362,10 @@ void Server::Impl::setup_routes() {
     h.set_logger([](const httplib::Request& req, const httplib::Response& res) {
       std::fprintf(stderr, "%s %s -> %d\n", req.method.c_str(), req.path.c_str(), res.status);
     });
+}
 
+void Server::Impl::route_status() {
+  auto& h = http;
   h.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     const State st = state.load(std::memory_order_acquire);
     json j;
@@ -395,6 +407,10 @@ void Server::Impl::setup_routes() {
             serve_web_file(res, req.matches[1]);
           }));
   }
+}
+
+void Server::Impl::route_models() {
+  auto& h = http;
   auto model_obj = [this] {
     return json{{"id", model_id},
                 {"object", "model"},
@@ -418,9 +434,10 @@ void Server::Impl::setup_routes() {
                            "model", "model_not_found");
           res.set_content(dump(model_obj()), "application/json");
         }));
-  h.Post("/v1/embeddings", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
-           handle_embeddings(req, res);
-         }));
+}
+
+void Server::Impl::route_sessions() {
+  auto& h = http;
   h.Post(R"(/v1/sessions/([^/]*)/(save|restore))", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            res.set_content(dump(session_request(req, req.matches[1], req.matches[2])), "application/json");
          }));
@@ -430,12 +447,23 @@ void Server::Impl::setup_routes() {
   h.Get("/v1/sessions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
           res.set_content(dump(session_list(req)), "application/json");
         }));
+}
+
+void Server::Impl::route_generation() {
+  auto& h = http;
+  h.Post("/v1/embeddings", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
+           handle_embeddings(req, res);
+         }));
   h.Post("/v1/completions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            handle_generation(req, res, Endpoint::Completions);
          }));
   h.Post("/v1/chat/completions", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            handle_generation(req, res, Endpoint::Chat);
          }));
+}
+
+void Server::Impl::route_responses() {
+  auto& h = http;
   h.Post("/v1/responses", guarded(this, [this](const httplib::Request& req, httplib::Response& res) {
            handle_responses(req, res);
          }));

@@ -102,7 +102,16 @@ struct Server::Impl {
   int live_embeddings = 0;                    // /v1/embeddings admitted and not yet answered (live_mu)
   std::atomic<bool> cancel_embeddings{false}; // set when shutdown's grace runs out
 
+  // Registers every route (http_server.cpp), one function an API: the hooks every request passes
+  // (request id, auth, error shape, logging); /health, /metrics, /v1/stats and the web UI; models;
+  // sessions; completions, chat and embeddings; Responses.
   void setup_routes();
+  void install_request_hooks();
+  void route_status();
+  void route_models();
+  void route_sessions();
+  void route_generation();
+  void route_responses();
   std::string reasoning_metrics() const;
   void load_model();
   void setup_reasoning(const Model& m);

@@ -64,6 +64,15 @@ bool contraction(Cursor& c, size_t& pos, bool ci) {
   return false;
 }
 
+// The alternatives both GPT-2's and Llama 3's patterns end with, at pos with nws whitespace code
+// points ahead: \s+(?!\S) (the run but its last), then \s+, else one code point alone.
+void whitespace_tail(Cursor& c, size_t& pos, size_t nws) {
+  if (nws > 1 && c.cpt(pos + nws) != kOut) pos += nws - 1;
+  else if (nws > 0) pos += nws;
+  else ++pos;
+  c.add(pos);
+}
+
 // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
 void split_gpt2(Cursor& c) {
   for (size_t pos = c.ini; pos < c.end;) {
@@ -90,17 +99,7 @@ void split_gpt2(Cursor& c) {
     }
     size_t nws = 0;
     while (c.flags(pos + nws) & kWhitespace) nws++;
-    if (nws > 1 && c.cpt(pos + nws) != kOut) {  // \s+(?!\S)
-      pos += nws - 1;
-      c.add(pos);
-      continue;
-    }
-    if (nws > 0) {
-      pos += nws;
-      c.add(pos);
-      continue;
-    }
-    c.add(++pos);
+    whitespace_tail(c, pos, nws);
   }
 }
 
@@ -150,17 +149,7 @@ void split_llama3(Cursor& c, size_t max_digits) {
       c.add(pos);
       continue;
     }
-    if (nws > 1 && c.cpt(pos + nws) != kOut) {  // \s+(?!\S)
-      pos += nws - 1;
-      c.add(pos);
-      continue;
-    }
-    if (nws > 0) {
-      pos += nws;
-      c.add(pos);
-      continue;
-    }
-    c.add(++pos);
+    whitespace_tail(c, pos, nws);
   }
 }
 

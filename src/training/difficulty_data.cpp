@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "engine/prefill_tapped.h"
 #include "signals/kv_tap.h"
 #include "util/error.h"
 
@@ -25,6 +26,20 @@ std::string tinygsm_question(const tinygsm::Item& item) {
   return tinygsm::user_message(item) + "\n";
 }
 
+namespace {
+
+// One answer of a problem at a forced mode; the first mode's run also keeps the question's features.
+AdaptiveOptions forced_run(Mode mode, const CollectOptions& o) {
+  AdaptiveOptions ao;
+  ao.forced = mode;
+  ao.max_tokens = o.max_tokens;
+  ao.controller.check_every = o.check_every;
+  ao.want_features = mode == Mode::Fast;
+  return ao;
+}
+
+}  // namespace
+
 std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinygsm::Item>& items,
                                            const CollectOptions& o) {
   const auto& tk = ctx.model().tokenizer();
@@ -41,11 +56,7 @@ std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinyg
     rec.steps = it.steps;
     for (int m = 0; m < kClasses; ++m) {
       const Mode mode = static_cast<Mode>(m);
-      AdaptiveOptions ao;
-      ao.forced = mode;
-      ao.max_tokens = o.max_tokens;
-      ao.controller.check_every = o.check_every;
-      ao.want_features = m == 0;
+      AdaptiveOptions ao = forced_run(mode, o);
       std::vector<ProblemRecord::Checkpoint> cps;
       if (o.checkpoints && mode != Mode::Fast)
         ao.on_checkpoint = [&](int g, const std::vector<float>& f, const std::string& forced) {
@@ -69,16 +80,7 @@ std::vector<ProblemRecord> collect_tinygsm(Context& ctx, const std::vector<tinyg
         raw.push_back(taps.back().get());
       }
       signals::TapFanout fan(raw, &ctx.model());
-      KVTap* prev = ctx.tap();
-      ctx.set_tap(&fan);
-      ctx.reset();
-      try {
-        ctx.eval(q);
-      } catch (...) {
-        ctx.set_tap(prev);
-        throw;
-      }
-      ctx.set_tap(prev);
+      prefill_tapped(ctx, q, &fan);
       for (auto& t : taps) rec.variants.push_back(t->features());
     }
     fast_fail += !rec.correct[0];
@@ -113,11 +115,7 @@ std::vector<ProblemRecord> collect_data(Context& ctx, const std::vector<DataItem
     ProblemRecord rec;
     for (int m = 0; m < kClasses; ++m) {
       const Mode mode = static_cast<Mode>(m);
-      AdaptiveOptions ao;
-      ao.forced = mode;
-      ao.max_tokens = o.max_tokens;
-      ao.controller.check_every = o.check_every;
-      ao.want_features = m == 0;
+      AdaptiveOptions ao = forced_run(mode, o);
       ao.kind = kind;
       ao.budgets = budgets;
       if (!kv_format) {
