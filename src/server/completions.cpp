@@ -124,6 +124,17 @@ std::shared_ptr<const TokenPieces> Server::Impl::token_pieces() const {
   return pieces;
 }
 
+std::shared_ptr<const std::vector<std::string>> Server::Impl::control_marks() const {
+  std::call_once(marks_once, [this] {
+    const tok::Tokenizer& tk = model->tokenizer();
+    std::vector<std::string> m(static_cast<size_t>(tk.n_vocab()));
+    for (int id = 0; id < tk.n_vocab(); ++id)
+      if (!tk.is_eog(id) && tk.token_to_piece(id).empty()) m[static_cast<size_t>(id)] = tk.token_to_piece(id, true);
+    marks = std::make_shared<const std::vector<std::string>>(std::move(m));
+  });
+  return marks;
+}
+
 std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan) const {
   const tok::Tokenizer& tk = model->tokenizer();
   if (g.endpoint == Endpoint::Completions) {
@@ -370,8 +381,13 @@ void Server::Impl::prepare_tools(Exchange& x) {
                           "response_format", "unsupported_parameter");
   x.tool_format = tool_format;
   x.new_tool_parser();
-  if (!g.tools->forced()) return;
-  if (x.rr || (x.plan.format != reasoning::FormatKind::None && x.plan.thinking))
+  const bool reasons = x.rr || (x.plan.format != reasoning::FormatKind::None && x.plan.thinking);
+  if (!g.tools->forced()) {
+    // The constraint reads every generated token as the answer: not while reasoning text comes first.
+    if (!reasons) x.auto_schemas = std::make_shared<const toolcall::CallSchemas>(toolcall::compile_call_schemas(*g.tools));
+    return;
+  }
+  if (reasons)
     throw invalid_request("tool_choice '" + std::string(g.tools->choice == toolcall::ChoiceKind::Required ? "required" : "function") +
                               "' is not supported while the model reasons: ask for reasoning_effort 'none' (or "
                               "chat_template_kwargs.enable_thinking false), or use tool_choice 'auto'",
@@ -406,6 +422,8 @@ void Server::Impl::launch_exchange(Exchange& e, uint64_t tenant) {
     r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.g.schema);
   else if (e.g.json_object)
     r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
+  else if (e.auto_schemas)
+    r.constraint = std::make_shared<toolcall::AutoCallConstraint>(token_pieces(), control_marks(), e.auto_schemas, e.tool_format);
   // Sessions are per tenant: the same id under another key is another session.
   if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
   if (kv_tier && e.choice % e.g.n == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);
