@@ -53,13 +53,13 @@ TEST(Responses, RequestBecomesChat) {
                      {"reasoning", {{"effort", "low"}}},
                      {"temperature", 0}};
   const auto c = server::parse_responses_request(body, store, 0);
-  const json& m = c.chat["messages"];
+  const json m = c.chat["messages"];
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0], json({{"role", "system"}, {"content", "You are kvscope."}}));
   EXPECT_EQ(m[1], json({{"role", "system"}, {"content", "be brief"}}));
   EXPECT_EQ(m[2], json({{"role", "user"}, {"content", "hi there"}}));
-  EXPECT_EQ(c.chat["max_tokens"], 7);
-  EXPECT_EQ(c.chat["reasoning_effort"], "low");
+  EXPECT_EQ(json(c.chat["max_tokens"]), 7);
+  EXPECT_EQ(json(c.chat["reasoning_effort"]), "low");
   EXPECT_EQ(c.conversation.size(), 2u);  // instructions are not carried into a follow-up
   EXPECT_TRUE(c.chat.contains("session_id"));
 }
@@ -78,6 +78,7 @@ TEST(Responses, BadRequestsNameTheResponsesParameter) {
   EXPECT_EQ(param_of({{"input", "x"}, {"text", {{"format", {{"type", "grammar"}}}}}}), "400 text.format");
   EXPECT_EQ(param_of({{"input", "x"}, {"previous_response_id", "resp_nope"}}), "404 previous_response_id");
   EXPECT_EQ(param_of({{"input", std::string("\xff\xfe")}}), "400 input");
+  EXPECT_EQ(param_of({{"input", "x"}, {"reasoning", {{"summary", "verbose"}}}}), "400 reasoning.summary");
   EXPECT_EQ(server::responses_error(ApiError(400, "invalid_request_error", "m", "max_tokens")).param, "max_output_tokens");
 }
 
@@ -99,6 +100,70 @@ TEST(Responses, ChatErrorsComeBackInResponsesSpelling) {
   EXPECT_EQ(map("'temperature' must be a number", "temperature"), "'temperature' must be a number | temperature");
   EXPECT_EQ(map("see max_tokens_limit and my_reasoning_effort", "thinking_token_budget"),
             "see max_tokens_limit and my_reasoning_effort | thinking_token_budget");
+}
+
+// reasoning.summary: the reasoning text is the reasoning item's summary too, whole and streamed with
+// the summary part and text events OpenAI sends, and the request's choice is echoed.
+TEST(Responses, SummaryCarriesTheReasoning) {
+  server::ResponsesCall call;
+  call.summary = "auto";
+  ResponsesWriter whole(call, "m", 1);
+  const json r = whole.from_result("think hard", "42", serving::FinishReason::Stop, {5, 3, 2}, nullptr);
+  EXPECT_EQ(r["reasoning"]["summary"], "auto");
+  ASSERT_EQ(r["output"][0]["type"], "reasoning");
+  EXPECT_EQ(r["output"][0]["summary"], json::array({{{"type", "summary_text"}, {"text", "think hard"}}}));
+  EXPECT_EQ(r["output"][0]["content"][0]["text"], "think hard");
+
+  ResponsesWriter w(call, "m", 1);
+  std::string sse = w.start();
+  sse += w.on_event(serving::ReasoningDelta{"think "}, nullptr);
+  sse += w.on_event(serving::ReasoningDelta{"hard"}, nullptr);
+  sse += w.on_event(serving::ContentDelta{"42", std::nullopt, 10}, nullptr);
+  sse += w.on_event(serving::Finished{serving::FinishReason::Stop, {5, 3, 2}}, nullptr);
+  sse += w.finish();
+  const auto ev = events_of(sse);
+  std::vector<std::string> types;
+  std::string deltas;
+  for (const auto& e : ev) {
+    if (e["type"].get<std::string>().find("reasoning_summary") == std::string::npos) continue;
+    types.push_back(e["type"]);
+    EXPECT_EQ(e["summary_index"], 0);
+    EXPECT_EQ(e["output_index"], 0);
+    if (e["type"] == "response.reasoning_summary_text.delta") deltas += e["delta"].get<std::string>();
+    if (e["type"] == "response.reasoning_summary_text.done") {
+      EXPECT_EQ(e["text"], "think hard");
+    }
+    if (e["type"] == "response.reasoning_summary_part.done") {
+      EXPECT_EQ(e["part"], json({{"type", "summary_text"}, {"text", "think hard"}}));
+    }
+  }
+  EXPECT_EQ(deltas, "think hard");
+  const std::vector<std::string> want = {"response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
+                                         "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+                                         "response.reasoning_summary_part.done"};
+  EXPECT_EQ(types, want);
+  const json& done = ev.back()["response"];
+  EXPECT_EQ(done["output"][0]["summary"][0]["text"], "think hard");
+  // Without a summary asked for, the item's summary stays empty (the text is in its content).
+  server::ResponsesCall plain;
+  const json p = ResponsesWriter(plain, "m", 1).from_result("think", "42", serving::FinishReason::Stop, {5, 3, 2}, nullptr);
+  EXPECT_TRUE(p["output"][0]["summary"].empty());
+  EXPECT_TRUE(p["reasoning"]["summary"].is_null());
+}
+
+// text.format's schema reaches chat's decoder in the client's order (properties are generated in it).
+TEST(Responses, TextFormatSchemaKeepsItsOrder) {
+  const auto body = nlohmann::ordered_json::parse(R"({"input": "x", "text": {"format": {"type": "json_schema", "name": "o",
+      "schema": {"type": "object", "properties": {"zeta": {"type": "integer"}, "alpha": {"type": "integer"}, "mid": {"type": "string"}},
+                 "required": ["zeta", "alpha", "mid"]}}},
+      "tools": [{"type": "function", "name": "f", "parameters": {"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "string"}}}}]})");
+  const auto c = server::parse_responses_request(body, ResponseStore(), 0);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : c.chat["response_format"]["json_schema"]["schema"]["properties"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "mid"}));
+  keys.clear();
+  for (const auto& [k, v] : c.chat["tools"][0]["function"]["parameters"]["properties"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"z", "a"}));
 }
 
 TEST(Responses, StreamPutsReasoningBeforeTheMessage) {
