@@ -2,7 +2,6 @@
 #include "server/responses.h"
 
 #include <algorithm>
-#include <cctype>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -286,6 +285,17 @@ ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, con
     chat["parallel_tool_calls"] = *pt;
     if (pt->is_boolean()) c.parallel_tool_calls = pt->get<bool>();
   }
+  // The tool fields checked in this API's shape, so their errors name its places (tools[0].name,
+  // not chat's tools[0].function.name); chat reads the translation again and finds nothing wrong.
+  auto member = [&](const char* k) -> const ojson* {
+    auto it = ordered.find(k);
+    return it == ordered.end() || it->is_null() ? nullptr : &*it;
+  };
+  try {
+    toolcall::parse_tool_spec(member("tools"), member("tool_choice"), member("parallel_tool_calls"), toolcall::Api::Responses);
+  } catch (const toolcall::ToolError& e) {
+    throw bad(e.what(), e.param, e.code);
+  }
   if (!response_format.is_null()) chat["response_format"] = std::move(response_format);
   // kvscope's own request fields pass through unchanged.
   for (const char* k : {"seed", "top_k", "min_p", "cache_salt", "chat_template_kwargs", "thinking_token_budget",
@@ -300,45 +310,9 @@ ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, con
   return c;
 }
 
-namespace {
-// Chat-completions parameters a Responses request spells otherwise (the chat request is built from
-// the Responses one, so its errors name chat fields the client never sent).
-constexpr std::pair<std::string_view, std::string_view> kResponsesNames[] = {
-    {"max_completion_tokens", "max_output_tokens"},
-    {"max_tokens", "max_output_tokens"},
-    {"reasoning_effort", "reasoning.effort"},
-    {"messages", "input"},
-    {"response_format", "text.format"},
-};
-
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Every whole-word occurrence of a chat name in text, in its Responses spelling ("messages[2]" ->
-// "input[2]"; "max_tokens_x" and "reasoning_effort_y" stay).
-std::string respell(std::string text) {
-  for (const auto& [chat, resp] : kResponsesNames) {
-    for (size_t at = text.find(chat); at != std::string::npos; at = text.find(chat, at)) {
-      const size_t end = at + chat.size();
-      if ((at > 0 && ident_char(text[at - 1])) || (end < text.size() && ident_char(text[end]))) {
-        at = end;
-        continue;
-      }
-      text.replace(at, chat.size(), resp);
-      at += resp.size();
-    }
-  }
-  return text;
-}
-}  // namespace
-
-ApiError responses_error(const ApiError& e) {
-  ApiError out(e.status, e.type, respell(e.what()), e.param, e.code);
-  // A message's index refers to the chat request's list (instructions and earlier turns included),
-  // not to the client's input: the parameter is the input as a whole.
-  if (e.param.rfind("messages", 0) == 0) out.param = "input";
-  else out.param = respell(e.param);
-  return out;
-}
+// Chat's errors name the fields the Responses API spells otherwise by identity (protocol.h): they
+// are worded here as this API's.
+ApiError responses_error(const ApiError& e) { return e.in(Api::Responses); }
 
 ResponsesWriter::ResponsesWriter(ResponsesCall call, std::string model, int64_t created)
     : call_(std::move(call)), model_(std::move(model)), created_(created), msg_id_("msg_" + random_hex(32)),
