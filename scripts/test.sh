@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up and runs every test: dependencies, the llama.cpp oracle, the openai npm client, playwright-core, a release
+# Sets up and runs every test: dependencies, the llama.cpp oracle, the openai npm client, the AI SDK, playwright-core, a release
 # build with all tests (parity with llama.cpp and the web UI in Chromium included), an ASan+UBSan build of the unit tests, and a short fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,8 @@ if [ "$(id -u)" = 0 ]; then bash scripts/install-deps.sh; fi
 export KVSCOPE_ORACLE_DIR=$(bash tools/oracle/setup.sh "$PWD/build/oracle" | tail -n 1)
 # The official openai npm client (pinned) for the server's compatibility test.
 export KVSCOPE_OPENAI_DIR=$(bash tools/openai/setup.sh "$PWD/build/npm-openai" | tail -n 1)
+# The Vercel AI SDK (ai, @ai-sdk/openai-compatible, zod; pinned) for the agent-framework client test.
+export KVSCOPE_AISDK_DIR=$(bash tools/aisdk/setup.sh "$PWD/build/npm-aisdk" | tail -n 1)
 # playwright-core (pinned; it drives Debian's /usr/bin/chromium and downloads no browser) for the web
 # UI's browser test, which must run here rather than skip; its screenshots go to build/webtest-artifacts.
 export KVSCOPE_WEBTEST_DIR=$(bash tools/webtest/setup.sh "$PWD/build/npm-webtest" | tail -n 1)

@@ -124,6 +124,17 @@ std::shared_ptr<const TokenPieces> Server::Impl::token_pieces() const {
   return pieces;
 }
 
+std::shared_ptr<const std::vector<std::string>> Server::Impl::control_marks() const {
+  std::call_once(marks_once, [this] {
+    const tok::Tokenizer& tk = model->tokenizer();
+    std::vector<std::string> m(static_cast<size_t>(tk.n_vocab()));
+    for (int id = 0; id < tk.n_vocab(); ++id)
+      if (!tk.is_eog(id) && tk.token_to_piece(id).empty()) m[static_cast<size_t>(id)] = tk.token_to_piece(id, true);
+    marks = std::make_shared<const std::vector<std::string>>(std::move(m));
+  });
+  return marks;
+}
+
 std::vector<int32_t> Server::Impl::tokenize(const GenRequest& g, const reasoning::ReasoningPlan* plan) const {
   const tok::Tokenizer& tk = model->tokenizer();
   if (g.endpoint == Endpoint::Completions) {
@@ -183,7 +194,8 @@ void Server::Impl::plan_reasoning(Exchange& x, Endpoint ep) {
   // kvscope's "reasoning" modes on a format with efforts are its efforts for them (effort_for_mode;
   // levels: low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
   if (g.reasoning && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
-    if (g.effort) throw invalid_request("give one of 'reasoning' and 'reasoning_effort'", "reasoning", "invalid_value");
+    if (g.effort)
+      throw ApiError::about("reasoning", FieldText("give one of 'reasoning' and ") + quoted(Field::ReasoningEffort), "invalid_value");
     const auto fixed = serving::fixed_mode(*g.reasoning);
     g.effort = fixed ? reasoning::effort_for_mode(kind, *fixed) : Effort::Auto;
     g.reasoning.reset();
@@ -194,17 +206,17 @@ void Server::Impl::plan_reasoning(Exchange& x, Endpoint ep) {
     try {
       x.plan = reasoning::plan(kind, pr, opt.effort_budgets);
     } catch (const InputError& e) {
-      const char* param = g.effort ? "reasoning_effort" : g.thinking_budget ? "thinking_token_budget" : "chat_template_kwargs";
-      throw invalid_request(e.what(), param, "unsupported_value");
+      if (g.effort) throw invalid_request(FieldText(e.what()), named(Field::ReasoningEffort), "unsupported_value");
+      throw invalid_request(e.what(), g.thinking_budget ? "thinking_token_budget" : "chat_template_kwargs", "unsupported_value");
     }
     if (kind != reasoning::FormatKind::None && g.reasoning_requested() && g.token_prompt)
       throw invalid_request("reasoning options need a text prompt (the engine writes the think block after it)",
-                            g.effort ? "reasoning_effort" : "prompt", "invalid_value");
+                            g.effort ? "reasoning_effort" : "prompt", "invalid_value");  // completions only: no Responses wording
     if (g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope && !reasoning.difficulty)
-      throw invalid_request("reasoning_effort 'auto' needs a difficulty estimator for this model (reasoning format '" +
+      throw invalid_request(FieldText(named(Field::ReasoningEffort)) + " 'auto' needs a difficulty estimator for this model (reasoning format '" +
                                 std::string(reasoning::format_name(kind)) +
                                 "'): start the server with --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)",
-                            "reasoning_effort", "unsupported_value");
+                            named(Field::ReasoningEffort), "unsupported_value");
     // A completion asked for no reasoning continues the raw text: no think block, no split, no count.
     if (ep == Endpoint::Completions && !x.plan.requested) x.plan = reasoning::ReasoningPlan{};
     // The embedded model's levels are its mode lines: the adaptive run carries them (and auto).
@@ -257,7 +269,7 @@ void Server::Impl::render_prompt(Exchange& x, Endpoint ep) {
       for (size_t i = 0; i < g.messages.size(); ++i)
         if (g.messages[i].role == "user") last_user = static_cast<int>(i);
       if (last_user < 0 || g.messages[last_user].content.empty())
-        throw invalid_request("'reasoning' needs a user message (the question)", "messages", "invalid_value");
+        throw invalid_request(FieldText("'reasoning' needs a user message (the question)"), named(Field::Messages), "invalid_value");
       question = g.messages[last_user].content;
       render = [this, msgs = g.messages, last_user](const std::string& text) {
         GenRequest c;
@@ -321,11 +333,16 @@ std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_bod
   render_prompt(*x, ep);
   const int n_prompt = static_cast<int>(x->prompt.size());
   const int limit = engine->max_seq_tokens();
-  if (n_prompt == 0) throw invalid_request("the prompt is empty", ep == Endpoint::Chat ? "messages" : "prompt", "invalid_value");
+  // Chat names its messages (a Responses client reads "input"), completions its prompt.
+  auto prompt_error = [&](std::string message, const char* code) {
+    return ep == Endpoint::Chat ? invalid_request(FieldText(std::move(message)), named(Field::Messages), code)
+                                : invalid_request(message, "prompt", code);
+  };
+  if (n_prompt == 0) throw prompt_error("the prompt is empty", "invalid_value");
   if (n_prompt >= limit)
-    throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however the prompt has " +
-                              std::to_string(n_prompt) + " tokens (at least one must be left to generate)",
-                          ep == Endpoint::Chat ? "messages" : "prompt", "context_length_exceeded");
+    throw prompt_error("This model's maximum context length is " + std::to_string(limit) + " tokens, however the prompt has " +
+                           std::to_string(n_prompt) + " tokens (at least one must be left to generate)",
+                       "context_length_exceeded");
   int max_tokens = g.max_tokens;
   if (max_tokens == 0)  // reasoning requests are bounded by the mode's token cap instead
     max_tokens = opt.default_max_tokens > 0 && !x->rr ? std::min(opt.default_max_tokens, limit - n_prompt)
@@ -335,19 +352,19 @@ std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_bod
     throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however you requested " +
                               std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" + std::to_string(n_prompt) +
                               " in the prompt, " + std::to_string(max_tokens) + " for the completion)",
-                          "max_tokens", "context_length_exceeded");
+                          named(g.max_tokens_field), "context_length_exceeded");
 
   // Choices are independent samples of one prompt; a session or an adaptive run follows one sequence.
   if (n_total > 1 && (x->rr || !g.session_id.empty()))
     throw invalid_request(std::string(n_prompts > 1 ? "several prompts are" : "'n' > 1 is") + " not supported with " +
-                              (x->rr ? "a reasoning run (reasoning_effort 'auto', or any effort or 'reasoning' mode on a kvscope-format model)"
+                              (x->rr ? "a reasoning run (an 'auto' effort, or any effort or 'reasoning' mode on a kvscope-format model)"
                                      : "a session"),
                           n_prompts > 1 ? "prompt" : "n", "unsupported_parameter");
   // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
   if ((g.json_object || g.schema) && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
-    throw invalid_request("'response_format' JSON output is not supported while the model reasons: ask for reasoning_effort "
-                          "'none' (or chat_template_kwargs.enable_thinking false)",
-                          "response_format", "unsupported_parameter");
+    throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " JSON output is not supported while the model reasons: ask for " +
+                              named(Field::ReasoningEffort) + " 'none' (or chat_template_kwargs.enable_thinking false)",
+                          named(Field::ResponseFormat), "unsupported_parameter");
   if (g.tools && g.tools->choice != toolcall::ChoiceKind::None) prepare_tools(*x);
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
   if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
@@ -366,16 +383,22 @@ void Server::Impl::prepare_tools(Exchange& x) {
                           "unsupported_parameter");
   // Output constraints cover every generated token: a JSON answer leaves no room for a call.
   if (g.json_object || g.schema)
-    throw invalid_request("'response_format' JSON output cannot be combined with 'tools' (use tool_choice 'none')",
-                          "response_format", "unsupported_parameter");
+    throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " JSON output cannot be combined with 'tools' (use tool_choice 'none')",
+                          named(Field::ResponseFormat), "unsupported_parameter");
   x.tool_format = tool_format;
   x.new_tool_parser();
-  if (!g.tools->forced()) return;
-  if (x.rr || (x.plan.format != reasoning::FormatKind::None && x.plan.thinking))
-    throw invalid_request("tool_choice '" + std::string(g.tools->choice == toolcall::ChoiceKind::Required ? "required" : "function") +
-                              "' is not supported while the model reasons: ask for reasoning_effort 'none' (or "
-                              "chat_template_kwargs.enable_thinking false), or use tool_choice 'auto'",
-                          "tool_choice", "unsupported_parameter");
+  const bool reasons = x.rr || (x.plan.format != reasoning::FormatKind::None && x.plan.thinking);
+  if (!g.tools->forced()) {
+    // The constraint reads every generated token as the answer: not while reasoning text comes first.
+    if (!reasons) x.auto_schemas = std::make_shared<const toolcall::CallSchemas>(toolcall::compile_call_schemas(*g.tools));
+    return;
+  }
+  if (reasons)
+    throw ApiError::about("tool_choice",
+                          FieldText("tool_choice '" + std::string(g.tools->choice == toolcall::ChoiceKind::Required ? "required" : "function") +
+                                    "' is not supported while the model reasons: ask for ") +
+                              named(Field::ReasoningEffort) + " 'none' (or chat_template_kwargs.enable_thinking false), or use tool_choice 'auto'",
+                          "unsupported_parameter");
   x.forced = toolcall::forced_call(*g.tools, tool_format);
   try {
     x.forced_schema = std::make_shared<const JsonSchema>(x.forced->schema);
@@ -406,6 +429,8 @@ void Server::Impl::launch_exchange(Exchange& e, uint64_t tenant) {
     r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.g.schema);
   else if (e.g.json_object)
     r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
+  else if (e.auto_schemas)
+    r.constraint = std::make_shared<toolcall::AutoCallConstraint>(token_pieces(), control_marks(), e.auto_schemas, e.tool_format);
   // Sessions are per tenant: the same id under another key is another session.
   if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
   if (kv_tier && e.choice % e.g.n == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);
@@ -442,11 +467,14 @@ Server::Impl::Started Server::Impl::start_generation(const httplib::Request& req
     };
     const auto* rf = member(&ordered, "response_format");
     const auto* schema = whole.schema_at == GenRequest::SchemaAt::JsonSchema ? member(member(rf, "json_schema"), "schema") : member(rf, "schema");
-    if (!schema) throw invalid_request("'response_format' is given more than once", "response_format", "invalid_value");
+    if (!schema)
+      throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " is given more than once", named(Field::ResponseFormat),
+                            "invalid_value");
     try {
       whole.schema = std::make_shared<const JsonSchema>(*schema);
     } catch (const InputError& e) {
-      throw invalid_request(std::string("'response_format': ") + e.what(), "response_format", "unsupported_value");
+      throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + ": " + e.what(), named(Field::ResponseFormat),
+                            "unsupported_value");
     }
   }
   if (ep == Endpoint::Chat) parse_tools(req.body, request_body, whole);

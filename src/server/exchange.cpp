@@ -87,6 +87,7 @@ std::shared_ptr<Exchange> Exchange::clone_for_choice(int i, int index) const {
   if (own_tracker) c->tracker = &c->own_tracker.emplace(plan);
   c->forced = forced;
   c->forced_schema = forced_schema;
+  c->auto_schemas = auto_schemas;
   c->tool_format = tool_format;
   if (tool_parser) c->new_tool_parser();
   return c;

@@ -22,6 +22,7 @@
 #include "server/generation.h"
 #include "server/reasoning_run.h"
 #include "server/server_impl.h"
+#include "toolcall/call_constraint.h"
 #include "toolcall/parser.h"
 #include "serving/events.h"
 #include "signals/scored_generation.h"
@@ -95,6 +96,9 @@ struct Exchange {
   toolcall::ToolFormat tool_format = toolcall::ToolFormat::Generic;
   std::optional<toolcall::ForcedCall> forced;
   std::shared_ptr<const JsonSchema> forced_schema;
+  // Auto mode: each tool's parameters, which a call's arguments are decoded under once the model
+  // has named it (toolcall/call_constraint.h). Null with a forced call or while the model reasons.
+  std::shared_ptr<const toolcall::CallSchemas> auto_schemas;
   bool forced_prefix_fed = false;
   std::vector<toolcall::ToolCallDelta> pending_calls;  // parsed by shown(), taken by poll()
   // The parser for a new attempt or another choice.

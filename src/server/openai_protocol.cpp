@@ -14,6 +14,48 @@ ApiError invalid_request(const std::string& message, const std::string& param, c
   return ApiError(400, "invalid_request_error", message, param, code);
 }
 
+ApiError invalid_request(FieldText message, FieldRef param, const std::string& code) {
+  return ApiError(400, "invalid_request_error", std::move(message), std::move(param), code);
+}
+
+const char* field_name(Field f, Api api) {
+  const bool r = api == Api::Responses;
+  switch (f) {
+    case Field::Messages: return r ? "input" : "messages";
+    case Field::MaxTokens: return r ? "max_output_tokens" : "max_tokens";
+    case Field::MaxCompletionTokens: return r ? "max_output_tokens" : "max_completion_tokens";
+    case Field::ResponseFormat: return r ? "text.format" : "response_format";
+    case Field::ReasoningEffort: return r ? "reasoning.effort" : "reasoning_effort";
+  }
+  return "?";
+}
+
+std::optional<Field> field_of_key(std::string_view key) {
+  for (Field f : {Field::Messages, Field::MaxTokens, Field::MaxCompletionTokens, Field::ResponseFormat, Field::ReasoningEffort})
+    if (key == field_name(f, Api::Chat)) return f;
+  return std::nullopt;
+}
+
+std::string FieldRef::in(Api api) const {
+  std::string s = field_name(field, api);
+  if (api == Api::Chat) s += path;
+  return quoted ? "'" + s + "'" : s;
+}
+
+std::string FieldText::in(Api api) const {
+  std::string out;
+  for (const auto& p : parts_) {
+    if (const auto* s = std::get_if<std::string>(&p)) out += *s;
+    else out += std::get<FieldRef>(p).in(api);
+  }
+  return out;
+}
+
+ApiError ApiError::in(Api api) const {
+  if (!words_) return *this;
+  return ApiError(status, type, words_->in(api), field_ ? field_->param(api) : param, code);
+}
+
 json error_body(const ApiError& e) {
   auto opt = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
   return {{"error", {{"message", e.what()}, {"type", e.type}, {"param", opt(e.param)}, {"code", opt(e.code)}}}};
@@ -38,37 +80,41 @@ class Fields {
   std::string str(const char* k, const std::string& dflt = "") const {
     const json* v = get(k);
     if (!v) return dflt;
-    if (!v->is_string()) throw invalid_request(std::string("'") + k + "' must be a string", k, "invalid_type");
+    if (!v->is_string()) throw fail(k, " must be a string", "invalid_type");
     return v->get<std::string>();
   }
   bool boolean(const char* k, bool dflt) const {
     const json* v = get(k);
     if (!v) return dflt;
-    if (!v->is_boolean()) throw invalid_request(std::string("'") + k + "' must be a boolean", k, "invalid_type");
+    if (!v->is_boolean()) throw fail(k, " must be a boolean", "invalid_type");
     return v->get<bool>();
   }
   double number(const char* k, double dflt, double lo, double hi) const {
     const json* v = get(k);
     if (!v) return dflt;
-    if (!v->is_number()) throw invalid_request(std::string("'") + k + "' must be a number", k, "invalid_type");
+    if (!v->is_number()) throw fail(k, " must be a number", "invalid_type");
     const double d = v->get<double>();
     if (!(d >= lo && d <= hi))
-      throw invalid_request(std::string("'") + k + "' must be between " + fmt(lo) + " and " + fmt(hi), k, "invalid_value");
+      throw fail(k, " must be between " + fmt(lo) + " and " + fmt(hi), "invalid_value");
     return d;
   }
   int64_t integer(const char* k, int64_t dflt, int64_t lo, int64_t hi) const {
     const json* v = get(k);
     if (!v) return dflt;
-    if (!v->is_number_integer()) throw invalid_request(std::string("'") + k + "' must be an integer", k, "invalid_type");
+    if (!v->is_number_integer()) throw fail(k, " must be an integer", "invalid_type");
     // Unsigned values above INT64_MAX read as negative through get<int64_t>; compare as unsigned.
     if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi))
-      throw invalid_request(std::string("'") + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi), k,
-                            "invalid_value");
+      throw fail(k, " must be between " + std::to_string(lo) + " and " + std::to_string(hi), "invalid_value");
     const int64_t i = v->get<int64_t>();
     if (i < lo || i > hi)
-      throw invalid_request(std::string("'") + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi), k,
-                            "invalid_value");
+      throw fail(k, " must be between " + std::to_string(lo) + " and " + std::to_string(hi), "invalid_value");
     return i;
+  }
+
+  // A 400 about key k: worded per API when k is a field the APIs spell differently.
+  static ApiError fail(const char* k, const std::string& rest, const char* code) {
+    if (const auto fld = field_of_key(k)) return invalid_request(FieldText(quoted(*fld)) + rest, named(*fld), code);
+    return invalid_request(std::string("'") + k + "'" + rest, k, code);
   }
 
  private:
@@ -142,44 +188,53 @@ void reject_unsupported(const Fields& f, Endpoint e) {
 }
 
 std::vector<tok::ChatMessage> parse_messages(const json* m) {
-  if (!m) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
-  if (!m->is_array()) throw invalid_request("'messages' must be an array", "messages", "invalid_type");
-  if (m->empty()) throw invalid_request("'messages' must not be empty", "messages", "invalid_value");
+  // Every error names messages (or a place in them): the Responses API words it as its input.
+  auto bad = [](const std::string& path, const std::string& rest, const char* code) {
+    return invalid_request(FieldText(quoted(Field::Messages, path)) + rest, named(Field::Messages, path), code);
+  };
+  auto text = [&](const json& v, const std::string& path) {
+    std::string s = v.get<std::string>();
+    if (!tok::is_valid_utf8(s)) throw bad(path, " is not valid UTF-8", "invalid_encoding");
+    return s;
+  };
+  if (!m) throw bad("", " is required", "missing_required_parameter");
+  if (!m->is_array()) throw bad("", " must be an array", "invalid_type");
+  if (m->empty()) throw bad("", " must not be empty", "invalid_value");
   std::vector<tok::ChatMessage> out;
   for (size_t i = 0; i < m->size(); ++i) {
-    const std::string p = "messages[" + std::to_string(i) + "]";
+    const std::string p = "[" + std::to_string(i) + "]";
     const json& msg = (*m)[i];
-    if (!msg.is_object()) throw invalid_request("'" + p + "' must be an object", p, "invalid_type");
+    if (!msg.is_object()) throw bad(p, " must be an object", "invalid_type");
     auto role = msg.find("role");
-    if (role == msg.end() || !role->is_string()) throw invalid_request("'" + p + ".role' must be a string", p + ".role", "invalid_type");
+    if (role == msg.end() || !role->is_string()) throw bad(p + ".role", " must be a string", "invalid_type");
     std::string r = role->get<std::string>();
     if (r == "developer") r = "system";  // OpenAI's newer name for the system role
     if (r != "system" && r != "user" && r != "assistant" && r != "tool")
-      throw invalid_request("'" + p + ".role' must be system, user, assistant or tool (got '" + r + "')", p + ".role", "invalid_value");
+      throw bad(p + ".role", " must be system, user, assistant or tool (got '" + r + "')", "invalid_value");
     // An assistant turn that called tools, and the tool results that answer it: the chat template
     // renders both (its tool_calls and tool_call_id).
     std::vector<tok::ChatToolCall> calls;
     if (auto tc = msg.find("tool_calls"); tc != msg.end() && !tc->is_null()) {
-      if (r != "assistant") throw invalid_request("'" + p + ".tool_calls' is only allowed on an assistant message", p + ".tool_calls", "invalid_value");
-      if (!tc->is_array()) throw invalid_request("'" + p + ".tool_calls' must be an array", p + ".tool_calls", "invalid_type");
+      if (r != "assistant") throw bad(p + ".tool_calls", " is only allowed on an assistant message", "invalid_value");
+      if (!tc->is_array()) throw bad(p + ".tool_calls", " must be an array", "invalid_type");
       for (size_t k = 0; k < tc->size(); ++k) {
         const json& call = (*tc)[k];
         const std::string cp = p + ".tool_calls[" + std::to_string(k) + "]";
         const json* fn = call.is_object() && call.contains("function") ? &call["function"] : nullptr;
         if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
-          throw invalid_request("'" + cp + "' must be {\"id\":..,\"type\":\"function\",\"function\":{\"name\":..,\"arguments\":..}}",
-                                cp + ".function.name", "invalid_value");
+          throw invalid_request(FieldText(quoted(Field::Messages, cp)) +
+                                    " must be {\"id\":..,\"type\":\"function\",\"function\":{\"name\":..,\"arguments\":..}}",
+                                named(Field::Messages, cp + ".function.name"), "invalid_value");
         tok::ChatToolCall c;
-        c.name = checked_text((*fn)["name"], cp + ".function.name");
+        c.name = text((*fn)["name"], cp + ".function.name");
         if (auto a = fn->find("arguments"); a != fn->end() && !a->is_null()) {
           // Clients send the JSON text; a few send the object itself.
-          c.arguments = a->is_string() ? checked_text(*a, cp + ".function.arguments") : a->dump();
-          if (!json::accept(c.arguments))
-            throw invalid_request("'" + cp + ".function.arguments' must be a JSON text", cp + ".function.arguments", "invalid_value");
+          c.arguments = a->is_string() ? text(*a, cp + ".function.arguments") : a->dump();
+          if (!json::accept(c.arguments)) throw bad(cp + ".function.arguments", " must be a JSON text", "invalid_value");
         } else {
           c.arguments = "{}";
         }
-        if (auto id = call.find("id"); id != call.end() && id->is_string()) c.id = checked_text(*id, cp + ".id");
+        if (auto id = call.find("id"); id != call.end() && id->is_string()) c.id = text(*id, cp + ".id");
         calls.push_back(std::move(c));
       }
     }
@@ -187,30 +242,28 @@ std::vector<tok::ChatMessage> parse_messages(const json* m) {
     if (r == "tool") {
       auto id = msg.find("tool_call_id");
       if (id == msg.end() || !id->is_string())
-        throw invalid_request("'" + p + ".tool_call_id' is required on a tool message (the id of the call it answers)",
-                              p + ".tool_call_id", "missing_required_parameter");
-      call_id = checked_text(*id, p + ".tool_call_id");
+        throw bad(p + ".tool_call_id", " is required on a tool message (the id of the call it answers)", "missing_required_parameter");
+      call_id = text(*id, p + ".tool_call_id");
     }
     auto c = msg.find("content");
-    std::string text;
+    std::string content;
     if (c == msg.end() || c->is_null()) {
-      if (r != "assistant") throw invalid_request("'" + p + ".content' is required", p + ".content", "missing_required_parameter");
+      if (r != "assistant") throw bad(p + ".content", " is required", "missing_required_parameter");
     } else if (c->is_string()) {
-      text = checked_text(*c, p + ".content");
+      content = text(*c, p + ".content");
     } else if (c->is_array()) {
       // Content parts: text only.
       for (size_t k = 0; k < c->size(); ++k) {
         const json& part = (*c)[k];
         const std::string pp = p + ".content[" + std::to_string(k) + "]";
         if (!part.is_object() || part.value("type", std::string()) != "text" || !part.contains("text") || !part["text"].is_string())
-          throw invalid_request("'" + pp + "' must be a {\"type\":\"text\",\"text\":...} part (only text is served)", pp,
-                                "invalid_value");
-        text += checked_text(part["text"], pp + ".text");
+          throw bad(pp, " must be a {\"type\":\"text\",\"text\":...} part (only text is served)", "invalid_value");
+        content += text(part["text"], pp + ".text");
       }
     } else {
-      throw invalid_request("'" + p + ".content' must be a string or an array of text parts", p + ".content", "invalid_type");
+      throw bad(p + ".content", " must be a string or an array of text parts", "invalid_type");
     }
-    out.emplace_back(r, text, std::move(calls), std::move(call_id));
+    out.emplace_back(r, content, std::move(calls), std::move(call_id));
   }
   return out;
 }
@@ -281,20 +334,22 @@ namespace {
 void parse_response_format(Fields& f, GenRequest& g) {
   if (const json* rf = f.get("response_format")) {
     if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
-      throw invalid_request("'response_format' must be an object with a string 'type'", "response_format", "invalid_type");
+      throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " must be an object with a string 'type'",
+                            named(Field::ResponseFormat), "invalid_type");
     const std::string type = (*rf)["type"].get<std::string>();
     if (type == "json_schema") {  // OpenAI's {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}
       const json* js = Fields(*rf).get("json_schema");
       if (!js || !js->is_object() || !js->contains("schema"))
-        throw invalid_request("'response_format' json_schema needs a 'json_schema' object with a 'schema'", "response_format",
-                              "invalid_value");
+        throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " json_schema needs a 'json_schema' object with a 'schema'",
+                              named(Field::ResponseFormat), "invalid_value");
       g.schema_at = GenRequest::SchemaAt::JsonSchema;
     } else if (type == "json_object") {
       g.json_object = true;
       if (rf->contains("schema")) g.schema_at = GenRequest::SchemaAt::Schema;  // llama.cpp's form
     } else if (type != "text") {
-      throw invalid_request("'response_format' type must be text, json_object or json_schema (got '" + type.substr(0, 64) + "')",
-                            "response_format", "invalid_value");
+      throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " type must be text, json_object or json_schema (got '" +
+                                type.substr(0, 64) + "')",
+                            named(Field::ResponseFormat), "invalid_value");
     }
   }
 }
@@ -332,12 +387,13 @@ void parse_reasoning(Fields& f, GenRequest& g) {
     throw invalid_request("'reasoning' needs a text prompt (the mode line is added to the text)", "reasoning",
                           "invalid_value");
   if (const json* re = f.get("reasoning_effort")) {
-    if (!re->is_string()) throw invalid_request("'reasoning_effort' must be a string", "reasoning_effort", "invalid_type");
+    if (!re->is_string())
+      throw invalid_request(FieldText(quoted(Field::ReasoningEffort)) + " must be a string", named(Field::ReasoningEffort), "invalid_type");
     g.effort = parse_effort(re->get<std::string>());
     if (!g.effort)
-      throw invalid_request("'reasoning_effort' must be one of none, minimal, low, medium, high, auto (got '" +
+      throw invalid_request(FieldText(quoted(Field::ReasoningEffort)) + " must be one of none, minimal, low, medium, high, auto (got '" +
                                 re->get<std::string>() + "')",
-                            "reasoning_effort", "invalid_value");
+                            named(Field::ReasoningEffort), "invalid_value");
   }
   if (const json* kw = f.get("chat_template_kwargs")) {
     if (!kw->is_object()) throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs", "invalid_type");
@@ -359,9 +415,10 @@ void parse_reasoning(Fields& f, GenRequest& g) {
     g.thinking_budget = static_cast<int>(b);
   }
   if (g.reasoning && g.reasoning_requested())
-    throw invalid_request("'reasoning' (kvscope's fast|mixed|slow|auto) cannot be combined with reasoning_effort, "
-                          "enable_thinking or a thinking budget",
-                          "reasoning", "invalid_value");
+    throw ApiError::about("reasoning",
+                          FieldText("'reasoning' (kvscope's fast|mixed|slow|auto) cannot be combined with ") +
+                              named(Field::ReasoningEffort) + ", enable_thinking or a thinking budget",
+                          "invalid_value");
 }
 
 }  // namespace
@@ -380,11 +437,14 @@ GenRequest parse_gen_request(const json& body, Endpoint e) {
   else
     parse_prompt(f.get("prompt"), g);
 
-  const char* mt = e == Endpoint::Chat && f.has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const bool mct = e == Endpoint::Chat && f.has("max_completion_tokens");
+  const char* mt = mct ? "max_completion_tokens" : "max_tokens";
   if (f.has(mt)) {
     const int64_t n = f.integer(mt, 0, INT64_MIN, INT64_MAX);
-    if (n <= 0) throw invalid_request(std::string("'") + mt + "' must be at least 1", mt, "invalid_value");
+    const Field mf = mct ? Field::MaxCompletionTokens : Field::MaxTokens;
+    if (n <= 0) throw invalid_request(FieldText(quoted(mf)) + " must be at least 1", named(mf), "invalid_value");
     g.max_tokens = static_cast<int>(std::min<int64_t>(n, INT32_MAX));  // the context check names it
+    g.max_tokens_field = mf;
   }
   parse_sampling(f, g.sampling);
 

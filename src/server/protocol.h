@@ -7,6 +7,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/mode.h"
@@ -21,14 +23,72 @@ namespace kvscope::server {
 
 using json = nlohmann::json;
 
-// An error answered to the client as {"error":{"message","type","param","code"}}.
+// Request fields the APIs spell differently: chat completions' messages, max_tokens,
+// max_completion_tokens, response_format and reasoning_effort are the Responses API's input,
+// max_output_tokens (both), text.format and reasoning.effort. An error names such a field by
+// identity, and the API that answers words it (ApiError::in), so a Responses client reads its own
+// parameter names in the message and in `param`.
+enum class Field : uint8_t { Messages, MaxTokens, MaxCompletionTokens, ResponseFormat, ReasoningEffort };
+enum class Api : uint8_t { Chat, Responses };  // chat completions and completions word alike
+const char* field_name(Field f, Api api);
+// The field a chat request key names (nullopt: one both APIs spell alike, or none of the above).
+std::optional<Field> field_of_key(std::string_view key);
+
+// A field in an error: its identity and, for chat, what follows its name (messages[2].content).
+// The Responses API drops the path: chat's message indices count the instructions and earlier
+// turns, not the client's input items.
+struct FieldRef {
+  Field field;
+  std::string path;
+  bool quoted = true;  // written as 'name'
+  std::string in(Api api) const;
+  std::string param(Api api) const { return FieldRef{field, path, false}.in(api); }  // as an error's `param`
+};
+inline FieldRef quoted(Field f, std::string path = "") { return {f, std::move(path), true}; }
+inline FieldRef named(Field f, std::string path = "") { return {f, std::move(path), false}; }
+
+// An error's text: literal pieces and fields, worded per API.
+class FieldText {
+ public:
+  FieldText() = default;
+  FieldText(std::string s) { parts_.emplace_back(std::move(s)); }
+  FieldText(const char* s) : FieldText(std::string(s)) {}
+  FieldText(FieldRef f) { parts_.emplace_back(std::move(f)); }
+  friend FieldText operator+(FieldText a, const FieldText& b) {
+    a.parts_.insert(a.parts_.end(), b.parts_.begin(), b.parts_.end());
+    return a;
+  }
+  std::string in(Api api) const;
+
+ private:
+  std::vector<std::variant<std::string, FieldRef>> parts_;
+};
+
+// An error answered to the client as {"error":{"message","type","param","code"}}. what() and param
+// are chat's wording; an error built from FieldText and a FieldRef param is worded again by in().
 struct ApiError : std::runtime_error {
   ApiError(int status, std::string type, const std::string& message, std::string param = "", std::string code = "")
       : std::runtime_error(message), status(status), type(std::move(type)), param(std::move(param)), code(std::move(code)) {}
+  ApiError(int status, std::string type, FieldText message, FieldRef field, std::string code)
+      : std::runtime_error(message.in(Api::Chat)), status(status), type(std::move(type)), param(field.param(Api::Chat)),
+        code(std::move(code)), words_(std::make_shared<const FieldText>(std::move(message))), field_(std::move(field)) {}
+  // A 400 whose message names such a field, about a parameter both APIs spell alike.
+  static ApiError about(const std::string& param, FieldText message, std::string code) {
+    ApiError e(400, "invalid_request_error", message.in(Api::Chat), param, std::move(code));
+    e.words_ = std::make_shared<const FieldText>(std::move(message));
+    return e;
+  }
   int status;
   std::string type, param, code;
+  // This error as `api` words it (itself when nothing in it depends on the API).
+  ApiError in(Api api) const;
+
+ private:
+  std::shared_ptr<const FieldText> words_;  // null: plain text, the same in every API
+  std::optional<FieldRef> field_;
 };
 ApiError invalid_request(const std::string& message, const std::string& param = "", const std::string& code = "");
+ApiError invalid_request(FieldText message, FieldRef param, const std::string& code);
 json error_body(const ApiError& e);
 // JSON text safe for any string content: invalid UTF-8 (a token's partial bytes) becomes U+FFFD.
 std::string dump(const json& j);
@@ -51,6 +111,7 @@ struct GenRequest {
   std::vector<std::vector<int32_t>> more_prompt_tokens;
   std::vector<tok::ChatMessage> messages;  // chat
   int max_tokens = 0;                    // 0: not given (the endpoint's default applies)
+  Field max_tokens_field = Field::MaxTokens;  // the name it came under (max_completion_tokens on chat)
   int n = 1;                             // choices, each sampled with seed + its index
   bool json_object = false;              // response_format {"type": "json_object"}: the output is a JSON object
   // response_format with a JSON schema: where it sits (OpenAI's json_schema.schema, or llama.cpp's

@@ -2,7 +2,6 @@
 #include "server/responses.h"
 
 #include <algorithm>
-#include <cctype>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -154,12 +153,14 @@ size_t ResponseStore::size() const {
   return map_.size();
 }
 
-ResponsesCall parse_responses_request(const json& body, const ResponseStore& store, uint64_t tenant) {
-  if (!body.is_object()) throw invalid_request("the request body must be a JSON object");
+ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, const ResponseStore& store, uint64_t tenant) {
+  if (!ordered.is_object()) throw invalid_request("the request body must be a JSON object");
+  const json body = ordered;  // checked here; schemas are copied from `ordered`, in the client's order
+  using ojson = nlohmann::ordered_json;
   ResponsesCall c;
   c.id = "resp_" + random_hex(32);
   // text.format: plain text, or JSON output on chat's decoder (response_format).
-  json response_format;
+  ojson response_format;
   if (const json* t = field(body, "text")) {
     if (!t->is_object()) throw bad("'text' must be an object", "text", "invalid_type");
     if (const json* fmt = field(*t, "format")) {
@@ -171,7 +172,7 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
         const json* schema = field(*fmt, "schema");
         if (!schema || !schema->is_object())
           throw bad("'text.format.schema' must be a JSON schema object", "text.format.schema", "missing_required_parameter");
-        json js = {{"schema", *schema}, {"name", fmt->value("name", std::string("response"))}};
+        ojson js = {{"schema", ordered["text"]["format"]["schema"]}, {"name", fmt->value("name", std::string("response"))}};
         if (const json* st = field(*fmt, "strict")) js["strict"] = *st;
         response_format = {{"type", "json_schema"}, {"json_schema", std::move(js)}};
       } else if (type != "text") {
@@ -188,7 +189,7 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
     throw bad("'background' is not supported: responses are generated while the request is open", "background",
               "unsupported_parameter");
 
-  json chat = json::object();
+  ojson chat = ojson::object();
   if (const json* m = field(body, "model")) chat["model"] = *m;
   if (const json* s = field(body, "stream")) {
     if (!s->is_boolean()) throw bad("'stream' must be a boolean", "stream", "invalid_type");
@@ -211,13 +212,13 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
   if (!in) throw bad("'input' is required", "input", "missing_required_parameter");
   for (auto& m : parse_input(*in)) c.conversation.push_back(std::move(m));
 
-  json messages = json::array();
+  ojson messages = ojson::array();
   if (const json* ins = field(body, "instructions")) {
     c.instructions = text_of(*ins, "instructions");
     // Instructions apply to this turn only: a follow-up gives its own (OpenAI's rule).
     if (!c.instructions.get<std::string>().empty()) messages.push_back({{"role", "system"}, {"content", c.instructions}});
   }
-  for (const auto& m : c.conversation) messages.push_back(m);
+  for (const auto& m : c.conversation) messages.push_back(ojson(m));
   chat["messages"] = messages;
 
   if (const json* mo = field(body, "max_output_tokens")) {
@@ -239,6 +240,12 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
       c.effort = text_of(*e, "reasoning.effort");
       chat["reasoning_effort"] = c.effort;
     }
+    if (const json* s = field(*r, "summary")) {
+      const std::string v = text_of(*s, "reasoning.summary");
+      if (v != "auto" && v != "concise" && v != "detailed")
+        throw bad("'reasoning.summary' must be auto, concise or detailed (got '" + v.substr(0, 64) + "')", "reasoning.summary");
+      c.summary = v;
+    }
   }
   if (const json* md = field(body, "metadata")) {
     if (!md->is_object()) throw bad("'metadata' must be an object", "metadata", "invalid_type");
@@ -251,7 +258,7 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
   // Chat's parser checks them (names, schemas); other tool types are refused here by name.
   if (const json* t = field(body, "tools")) {
     if (!t->is_array()) throw bad("'tools' must be an array", "tools", "invalid_type");
-    json tools = json::array();
+    ojson tools = ojson::array();
     for (size_t i = 0; i < t->size(); ++i) {
       const json& tool = (*t)[i];
       const std::string p = "tools[" + std::to_string(i) + "]";
@@ -259,9 +266,9 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
       if (type != "function")
         throw bad("'" + p + "': tools of type '" + type + "' are not supported (only function tools)", p + ".type",
                   "unsupported_parameter");
-      json fn = json::object();
+      ojson fn = ojson::object();
       for (const char* k : {"name", "description", "parameters", "strict"})
-        if (const json* v = field(tool, k)) fn[k] = *v;
+        if (field(tool, k)) fn[k] = ordered["tools"][i][k];
       tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
       c.tools.push_back(tool);
     }
@@ -278,11 +285,22 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
     chat["parallel_tool_calls"] = *pt;
     if (pt->is_boolean()) c.parallel_tool_calls = pt->get<bool>();
   }
+  // The tool fields checked in this API's shape, so their errors name its places (tools[0].name,
+  // not chat's tools[0].function.name); chat reads the translation again and finds nothing wrong.
+  auto member = [&](const char* k) -> const ojson* {
+    auto it = ordered.find(k);
+    return it == ordered.end() || it->is_null() ? nullptr : &*it;
+  };
+  try {
+    toolcall::parse_tool_spec(member("tools"), member("tool_choice"), member("parallel_tool_calls"), toolcall::Api::Responses);
+  } catch (const toolcall::ToolError& e) {
+    throw bad(e.what(), e.param, e.code);
+  }
   if (!response_format.is_null()) chat["response_format"] = std::move(response_format);
   // kvscope's own request fields pass through unchanged.
   for (const char* k : {"seed", "top_k", "min_p", "cache_salt", "chat_template_kwargs", "thinking_token_budget",
                         "reasoning_budget", "stop"})
-    if (const json* v = field(body, k)) chat[k] = *v;
+    if (field(body, k)) chat[k] = ordered[k];
   if (c.stream) chat["stream"] = true, chat["stream_options"] = {{"include_usage", true}};
   // A stored chain keeps its KV pinned under one session, so each follow-up computes only its new
   // tokens; without storing there is no follow-up to pin for.
@@ -292,45 +310,9 @@ ResponsesCall parse_responses_request(const json& body, const ResponseStore& sto
   return c;
 }
 
-namespace {
-// Chat-completions parameters a Responses request spells otherwise (the chat request is built from
-// the Responses one, so its errors name chat fields the client never sent).
-constexpr std::pair<std::string_view, std::string_view> kResponsesNames[] = {
-    {"max_completion_tokens", "max_output_tokens"},
-    {"max_tokens", "max_output_tokens"},
-    {"reasoning_effort", "reasoning.effort"},
-    {"messages", "input"},
-    {"response_format", "text.format"},
-};
-
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Every whole-word occurrence of a chat name in text, in its Responses spelling ("messages[2]" ->
-// "input[2]"; "max_tokens_x" and "reasoning_effort_y" stay).
-std::string respell(std::string text) {
-  for (const auto& [chat, resp] : kResponsesNames) {
-    for (size_t at = text.find(chat); at != std::string::npos; at = text.find(chat, at)) {
-      const size_t end = at + chat.size();
-      if ((at > 0 && ident_char(text[at - 1])) || (end < text.size() && ident_char(text[end]))) {
-        at = end;
-        continue;
-      }
-      text.replace(at, chat.size(), resp);
-      at += resp.size();
-    }
-  }
-  return text;
-}
-}  // namespace
-
-ApiError responses_error(const ApiError& e) {
-  ApiError out(e.status, e.type, respell(e.what()), e.param, e.code);
-  // A message's index refers to the chat request's list (instructions and earlier turns included),
-  // not to the client's input: the parameter is the input as a whole.
-  if (e.param.rfind("messages", 0) == 0) out.param = "input";
-  else out.param = respell(e.param);
-  return out;
-}
+// Chat's errors name the fields the Responses API spells otherwise by identity (protocol.h): they
+// are worded here as this API's.
+ApiError responses_error(const ApiError& e) { return e.in(Api::Responses); }
 
 ResponsesWriter::ResponsesWriter(ResponsesCall call, std::string model, int64_t created)
     : call_(std::move(call)), model_(std::move(model)), created_(created), msg_id_("msg_" + random_hex(32)),
@@ -351,7 +333,7 @@ json ResponsesWriter::base(const std::string& status) const {
             {"output", json::array()},
             {"parallel_tool_calls", call_.parallel_tool_calls},
             {"previous_response_id", call_.previous_id.empty() ? json(nullptr) : json(call_.previous_id)},
-            {"reasoning", {{"effort", call_.effort}, {"summary", nullptr}}},
+            {"reasoning", {{"effort", call_.effort}, {"summary", call_.summary}}},
             {"store", call_.store},
             {"temperature", call_.temperature},
             {"text", {{"format", call_.text_format}}},
@@ -383,9 +365,7 @@ json ResponsesWriter::from_result(const std::string& reasoning, const std::strin
   finish_reason_ = reason;
   set_usage(usage, ext);
   output_ = json::array();
-  if (!reasoning_.empty())
-    output_.push_back({{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()},
-                       {"content", json::array({{{"type", "reasoning_text"}, {"text", reasoning_}}})}, {"status", "completed"}});
+  if (!reasoning_.empty()) output_.push_back(reasoning_item("completed"));
   const bool any_call = calls && !calls->empty();
   if (!text_.empty() || !any_call)
     output_.push_back({{"id", msg_id_}, {"type", "message"}, {"role", "assistant"}, {"status", finish_reason_ == FinishReason::Length ? "incomplete" : "completed"},
@@ -420,25 +400,44 @@ std::string ResponsesWriter::start() {
   return out;
 }
 
+// The reasoning item: the text as its content (reasoning_text), and as its one summary part when a
+// summary was asked for (kvscope does not shorten it: the summary is the reasoning itself).
+json ResponsesWriter::reasoning_item(const char* status) const {
+  const bool done = std::string_view(status) == "completed";
+  json item = {{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()}, {"content", json::array()}, {"status", status}};
+  if (done) {
+    item["content"].push_back({{"type", "reasoning_text"}, {"text", reasoning_}});
+    if (summarize()) item["summary"].push_back({{"type", "summary_text"}, {"text", reasoning_}});
+  }
+  return item;
+}
+
 std::string ResponsesWriter::open_reasoning() {
   rs_open_ = true;
   rs_index_ = n_items_++;
-  json item = {{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()}, {"content", json::array()}, {"status", "in_progress"}};
-  std::string out = event("response.output_item.added", {{"output_index", rs_index_}, {"item", item}});
+  std::string out = event("response.output_item.added", {{"output_index", rs_index_}, {"item", reasoning_item("in_progress")}});
   out += event("response.content_part.added", {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0},
                                                {"part", {{"type", "reasoning_text"}, {"text", ""}}}});
+  if (summarize())
+    out += event("response.reasoning_summary_part.added", {{"item_id", rs_id_}, {"output_index", rs_index_}, {"summary_index", 0},
+                                                           {"part", {{"type", "summary_text"}, {"text", ""}}}});
   return out;
 }
 
 std::string ResponsesWriter::close_reasoning() {
   rs_open_ = false;
-  const json part = {{"type", "reasoning_text"}, {"text", reasoning_}};
-  const json item = {{"id", rs_id_}, {"type", "reasoning"}, {"summary", json::array()}, {"content", json::array({part})},
-                     {"status", "completed"}};
+  const json item = reasoning_item("completed");
   output_.push_back(item);
   std::string out = event("response.reasoning_text.done",
                           {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"text", reasoning_}});
-  out += event("response.content_part.done", {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"part", part}});
+  out += event("response.content_part.done",
+               {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"part", item["content"][0]}});
+  if (summarize()) {
+    out += event("response.reasoning_summary_text.done",
+                 {{"item_id", rs_id_}, {"output_index", rs_index_}, {"summary_index", 0}, {"text", reasoning_}});
+    out += event("response.reasoning_summary_part.done",
+                 {{"item_id", rs_id_}, {"output_index", rs_index_}, {"summary_index", 0}, {"part", item["summary"][0]}});
+  }
   out += event("response.output_item.done", {{"output_index", rs_index_}, {"item", item}});
   return out;
 }
@@ -511,6 +510,9 @@ std::string ResponsesWriter::on_event(const serving::Event& ev, const json& ext)
     reasoning_ += r->text;
     out += event("response.reasoning_text.delta",
                  {{"item_id", rs_id_}, {"output_index", rs_index_}, {"content_index", 0}, {"delta", r->text}});
+    if (summarize())
+      out += event("response.reasoning_summary_text.delta",
+                   {{"item_id", rs_id_}, {"output_index", rs_index_}, {"summary_index", 0}, {"delta", r->text}});
   } else if (const auto* t = std::get_if<serving::ContentDelta>(&ev); t && !t->text.empty()) {
     if (rs_open_) out += close_reasoning();
     if (!msg_open_) out += open_message();

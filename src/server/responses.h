@@ -43,12 +43,17 @@ class ResponseStore {
 
 // A Responses request turned into a chat completions one.
 struct ResponsesCall {
-  json chat;                          // the chat completions request body
+  // The chat completions request body, in the client's order where order carries meaning (a
+  // schema's properties are generated in the order they are written).
+  nlohmann::ordered_json chat;
   json conversation = json::array();  // previous turns + this turn's input (chat messages, no instructions)
   std::string id;                     // resp_...
   std::string previous_id;
   std::string session;
   json instructions, max_output_tokens, effort, metadata;  // echoed in the response object (null when absent)
+  // reasoning.summary ("auto", "concise", "detailed"; null: none asked): the reasoning text is then
+  // also the reasoning item's summary, whole and streamed, where clients such as the AI SDK read it.
+  json summary;
   json tools = json::array(), tool_choice = "auto";       // echoed as the client sent them
   bool parallel_tool_calls = true;
   json text_format = {{"type", "text"}};                   // text.format as the client sent it
@@ -56,8 +61,12 @@ struct ResponsesCall {
   bool stream = false, store = true;
 };
 
-// Validates the body (throws ApiError naming the Responses parameter) and builds the chat request.
-ResponsesCall parse_responses_request(const json& body, const ResponseStore& store, uint64_t tenant);
+// Validates the body (throws ApiError naming the Responses parameter) and builds the chat request;
+// the body in its written order (schemas, tool parameters) is carried into the chat request as is.
+ResponsesCall parse_responses_request(const nlohmann::ordered_json& body, const ResponseStore& store, uint64_t tenant);
+inline ResponsesCall parse_responses_request(const json& body, const ResponseStore& store, uint64_t tenant) {
+  return parse_responses_request(nlohmann::ordered_json(body), store, tenant);
+}
 
 // Maps a chat request's ApiError onto the Responses parameter names (max_tokens -> max_output_tokens ...).
 ApiError responses_error(const ApiError& e);
@@ -104,6 +113,8 @@ class ResponsesWriter {
   };
   static json call_item(const Call& c, const char* status);
   std::string close_calls();
+  bool summarize() const { return !call_.summary.is_null(); }
+  json reasoning_item(const char* status) const;
   std::vector<Call> calls_;
 
   ResponsesCall call_;

@@ -71,12 +71,13 @@ struct ResponsesBridge {
 void Server::Impl::handle_responses(const httplib::Request& req, httplib::Response& res) {
   require_serving();
   const uint64_t tenant = tenant_salt(req);
-  ResponsesCall call = parse_responses_request(parse_json_body(req.body), responses, tenant);
+  parse_json_body(req.body);  // the checks every body gets (depth, size), before the ordered read
+  ResponsesCall call = parse_responses_request(nlohmann::ordered_json::parse(req.body), responses, tenant);
   if (const auto m = call.chat.find("model"); m != call.chat.end() && m->is_string() && *m != model_id)
     throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist", "model",
                    "model_not_found");
   httplib::Request chat_req = req;
-  chat_req.body = dump(call.chat);
+  chat_req.body = call.chat.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   Started started;
   try {
     started = start_generation(chat_req, Endpoint::Chat);

@@ -94,6 +94,10 @@ struct Server::Impl {
   std::shared_ptr<const TokenPieces> token_pieces() const;
   mutable std::once_flag pieces_once;
   mutable std::shared_ptr<const TokenPieces> pieces;
+  // Control tokens' text ([TOOL_CALLS], <|python_tag|>), "" for the others: what a tool parser reads.
+  std::shared_ptr<const std::vector<std::string>> control_marks() const;
+  mutable std::once_flag marks_once;
+  mutable std::shared_ptr<const std::vector<std::string>> marks;
 
   // Engine requests not yet reaped, so shutdown can wait for or cancel them.
   std::mutex live_mu;

@@ -325,6 +325,8 @@ class CallReader {
 class HermesParser final : public ToolCallParser {
  public:
   explicit HermesParser(IdMaker ids) : ToolCallParser(ToolFormat::Hermes, std::move(ids)) {}
+  std::unique_ptr<ToolCallParser> clone() const override { return std::make_unique<HermesParser>(*this); }
+  bool naming() const override { return (st_ == St::Content && !buf_.empty()) || (st_ == St::Call && !call_.begun); }
 
  private:
   static constexpr std::string_view kOpen = "<tool_call>", kClose = "</tool_call>";
@@ -387,6 +389,8 @@ class HermesParser final : public ToolCallParser {
 class Llama3Parser final : public ToolCallParser {
  public:
   explicit Llama3Parser(IdMaker ids) : ToolCallParser(ToolFormat::Llama3, std::move(ids)) {}
+  std::unique_ptr<ToolCallParser> clone() const override { return std::make_unique<Llama3Parser>(*this); }
+  bool naming() const override { return st_ == St::Start || st_ == St::Between || (st_ == St::Call && !call_.begun); }
 
  private:
   static constexpr std::string_view kTag = "<|python_tag|>";
@@ -459,6 +463,11 @@ class Llama3Parser final : public ToolCallParser {
 class MistralParser final : public ToolCallParser {
  public:
   explicit MistralParser(IdMaker ids) : ToolCallParser(ToolFormat::Mistral, std::move(ids)) {}
+  std::unique_ptr<ToolCallParser> clone() const override { return std::make_unique<MistralParser>(*this); }
+  bool naming() const override {
+    return (st_ == St::Content && !buf_.empty()) || st_ == St::Open || st_ == St::ArrayItem || st_ == St::ArrayNext ||
+           st_ == St::Name || (st_ == St::ArrayCall && !call_.begun);
+  }
 
  private:
   static constexpr std::string_view kOpen = "[TOOL_CALLS]", kArgs = "[ARGS]";
@@ -625,6 +634,10 @@ class MistralParser final : public ToolCallParser {
 class GenericParser final : public ToolCallParser {
  public:
   explicit GenericParser(IdMaker ids) : ToolCallParser(ToolFormat::Generic, std::move(ids)) {}
+  std::unique_ptr<ToolCallParser> clone() const override { return std::make_unique<GenericParser>(*this); }
+  bool naming() const override {
+    return st_ == St::Start || st_ == St::Item || st_ == St::Next || (st_ == St::Call && !call_.begun);
+  }
 
  private:
   enum class St : uint8_t { Start, Item, Call, Next, Close, Response, Content } st_ = St::Start;

@@ -72,6 +72,11 @@ class ToolCallParser {
   const std::string& content() const { return content_; }
   const std::vector<ToolCall>& calls() const { return calls_; }
   ToolFormat format() const { return format_; }
+  // A copy in the same state (a constraint tries a token on it before the token is drawn).
+  virtual std::unique_ptr<ToolCallParser> clone() const = 0;
+  // The text read may be inside a call whose name is not known yet (the next bytes may name it).
+  // False only where no call can begin within a token's bytes: plain content, arguments.
+  virtual bool naming() const = 0;
 
  protected:
   ToolCallParser(ToolFormat f, IdMaker ids);

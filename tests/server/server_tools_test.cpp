@@ -354,6 +354,24 @@ TEST(ServerResponsesTools, TextFormatJson) {
   }
 }
 
+// The schema's property order survives the Responses request's translation: zod and Pydantic
+// write properties in declaration order, and the output follows it (not the alphabet).
+TEST(ServerResponsesTools, TextFormatKeepsThePropertyOrder) {
+  const int port = family_server("hermes").port();
+  const std::string body = R"({"input": "A record?", "temperature": 0, "max_output_tokens": 80,
+    "text": {"format": {"type": "json_schema", "name": "rec", "strict": true, "schema": {"type": "object",
+      "properties": {"zeta": {"type": "integer", "minimum": 0, "maximum": 9}, "alpha": {"type": "boolean"},
+                     "mid": {"type": "string", "maxLength": 3}},
+      "required": ["zeta", "alpha", "mid"], "additionalProperties": false}}}})";
+  auto r = http(port, "POST", "/v1/responses", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string text = r.j()["output"][0]["content"][0]["text"];
+  const auto out = nlohmann::ordered_json::parse(text);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : out.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "mid"})) << text;
+}
+
 }  // namespace
 
 namespace {
