@@ -11,7 +11,8 @@
 namespace kvscope::fixtures {
 
 inline std::string think_model() {
-  RandomModelSpec s = tiny_spec(64, 2, 4, 2, 128, 512, 512, 23);
+  // 2048 positions: the generated vocabulary spells a tool's JSON in many small pieces.
+  RandomModelSpec s = tiny_spec(64, 2, 4, 2, 128, 512, 2048, 23);
   s.added_tokens = {"<think>", "</think>"};
   s.chat_template =
       "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"

