@@ -116,7 +116,7 @@ void add_train_difficulty_command(CLI::App& app) {
     co.max_tokens = o->max_tokens;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<reasoning::ProblemRecord> recs;
-    const bool kv_format = o->reasoning.format_of(*model) == reasoning::FormatKind::Kvscope;
+    const bool kv_format = reasoning::format_of(o->reasoning.format_of(*model)).mode_line();
     if (o->data.empty() && !kv_format) {
       // The built-in task on any other format is one such dataset: tinygsm's broad phrasing as chat turns.
       auto split = tinygsm::parse_split(o->split);

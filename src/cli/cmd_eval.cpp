@@ -87,7 +87,7 @@ void eval_data(const std::string& model_path, const std::string& data, const std
     for (size_t k = 0; k < plans.size(); ++k) {
       const auto& p = plans[k];
       std::vector<int32_t> ids;
-      if (kind == reasoning::FormatKind::Kvscope) {
+      if (reasoning::format_of(kind).mode_line()) {
         // The embedded model has no chat template: the question and its mode line, as it was trained.
         std::string q;
         for (const auto& m : it.messages)
@@ -235,8 +235,8 @@ void add_eval_command(CLI::App& app) {
     // The first reasoner's private format reads the bare question and its mode line; any other
     // format gets the question as a chat turn at each mode's effort, as the server renders it.
     const reasoning::FormatKind kind = o->reasoning.format_of(*model);
-    const bool kv_format = kind == reasoning::FormatKind::Kvscope;
-    if (!kv_format && kind == reasoning::FormatKind::None)
+    const bool kv_format = reasoning::format_of(kind).mode_line();
+    if (!reasoning::format_of(kind).reasons())
       throw InputError("the model has no reasoning format for tinygsm's modes (give --reasoning-format, or eval --data)");
     const auto style = o->style.empty() ? (kv_format ? tinygsm::Style::Classic : tinygsm::Style::Broad)
                                         : tinygsm::parse_style(o->style).value_or(tinygsm::Style::Classic);

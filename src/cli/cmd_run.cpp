@@ -144,7 +144,7 @@ void add_run_command(CLI::App& app) {
     // --reasoning's modes on a format with efforts are its efforts for them (effort_for_mode; levels:
     // low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
     if (const auto kind = o->ro.format_of(*model);
-        adaptive && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
+        adaptive && reasoning::format_of(kind).reasons() && !reasoning::format_of(kind).mode_line()) {
       if (effort) throw InputError("give one of --reasoning and --reasoning-effort");
       const auto fixed = serving::fixed_mode(mode);
       effort = fixed ? reasoning::effort_for_mode(kind, *fixed) : Effort::Auto;
@@ -164,11 +164,12 @@ void add_run_command(CLI::App& app) {
       pr.effort = effort;
       if (o->budget_set) pr.budget = o->budget;
       const reasoning::ReasoningPlan plan = reasoning::plan(kind, pr, o->ro.budgets);  // InputError names the format
+      const reasoning::Format& fm = plan.fmt();
       // The embedded model has no chat template: its chat is the bare question, as it was trained.
-      if (kind == reasoning::FormatKind::Kvscope && o->chat && model->chat_template().empty()) o->chat = false;
+      if (fm.mode_line() && o->chat && model->chat_template().empty()) o->chat = false;
       // A model trained with levels in the system message only knows its chat turns.
-      if (kind == reasoning::FormatKind::Levels && !model->chat_template().empty()) o->chat = true;
-      if (kind == reasoning::FormatKind::Kvscope && !o->chat) {
+      if (fm.level_after_conversation() && !model->chat_template().empty()) o->chat = true;
+      if (fm.mode_line() && !o->chat) {
         // The embedded model's levels are its mode lines: the adaptive run below carries them.
         mode = pr.effort == Effort::Auto ? serving::ReasoningMode::Auto : serving::reasoning_mode_of(plan.mode);
         adaptive = true;

@@ -21,7 +21,7 @@ int AdaptiveDriver::attempt_cap() const { return cap_; }
 
 int AdaptiveDriver::answer_tokens() const {
   const int left = std::max(1, tokens_left());
-  return c_.kind == FormatKind::Kvscope ? std::min(c_.answer_max_tokens, left) : left;
+  return format_of(c_.kind).mode_line() ? std::min(c_.answer_max_tokens, left) : left;
 }
 
 void AdaptiveDriver::begin_attempt() {
@@ -36,7 +36,7 @@ void AdaptiveDriver::begin_attempt() {
   last_checked_ = -1;
   answering_ = answered_early_ = false;
   const int left = tokens_left();
-  cap_ = c_.kind == FormatKind::Kvscope ? std::min(c_.controller.cap(mode()), left) : left;
+  cap_ = format_of(c_.kind).mode_line() ? std::min(c_.controller.cap(mode()), left) : left;
 }
 
 void AdaptiveDriver::observe_logits(const float* logits, int n_vocab) {
@@ -48,7 +48,7 @@ AdaptiveDriver::Action AdaptiveDriver::on_token(int32_t id, const std::string& p
   ++attempt_tokens_;
   if (!answering_) {
     ++g_;
-    if (c_.kind == FormatKind::Kvscope) text_ += piece;
+    if (format_of(c_.kind).mode_line()) text_ += piece;
   }
   if (stats_.pending()) stats_.choose(id);
   const bool cut = tokens_.on_token(piece) == Driver::Action::Cut;
@@ -58,7 +58,7 @@ AdaptiveDriver::Action AdaptiveDriver::on_token(int32_t id, const std::string& p
 void AdaptiveDriver::on_eos() { ++eos_; }
 
 bool AdaptiveDriver::started_answer() const {
-  return c_.kind == FormatKind::Kvscope ? text_.find(c_.answer_cue) != std::string::npos : !tokens_.in_reasoning();
+  return format_of(c_.kind).mode_line() ? text_.find(c_.answer_cue) != std::string::npos : !tokens_.in_reasoning();
 }
 
 bool AdaptiveDriver::probe_due() const {

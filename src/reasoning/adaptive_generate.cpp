@@ -54,7 +54,7 @@ AdaptiveResult generate_adaptive(Context& ctx, const std::string& question, cons
     throw InputError("reasoning 'auto' needs a difficulty estimator (train one with kvscope train-difficulty)");
   if (o.max_tokens < 1) throw InputError("max tokens must be at least 1");
   Controller ctl(o.controller);  // validates the configuration
-  const bool kv_format = o.kind == FormatKind::Kvscope;
+  const bool kv_format = format_of(o.kind).mode_line();
   if (!kv_format && !o.render) throw InputError("reasoning format '" + std::string(format_name(o.kind)) + "' needs a prompt renderer");
   const auto q = o.question_tokens.empty() ? tk.encode(question, true, false) : o.question_tokens;
   if (q.size() <= 1) throw InputError("empty question");

@@ -3,8 +3,8 @@
 namespace kvscope::reasoning {
 
 Splitter response_splitter(const ReasoningPlan& plan) {
-  const bool content_only = plan.format == FormatKind::None || (is_think_format(plan.format) && !plan.thinking);
-  return content_only ? Splitter(FormatKind::None, false) : Splitter(plan.format, true);
+  // Only a plan that reasons has thinking on (formats without a think block always reason first).
+  return plan.thinking ? Splitter(plan.format, true) : Splitter(FormatKind::None, false);
 }
 
 void Driver::restart(const ReasoningPlan& plan) {

@@ -25,25 +25,126 @@ constexpr const char* kHarmonyFinal = "<|start|>assistant<|channel|>final<|messa
 
 }  // namespace
 
-std::string_view format_name(FormatKind f) {
-  switch (f) {
-    case FormatKind::None: return "none";
-    case FormatKind::Think: return "think";
-    case FormatKind::Qwen3: return "qwen3";
-    case FormatKind::DeepSeekR1: return "deepseek-r1";
-    case FormatKind::GptOss: return "gpt-oss";
-    case FormatKind::Levels: return "levels";
-    case FormatKind::Kvscope: return "kvscope";
+// ---- the formats ----
+
+namespace {
+
+class NoneFormat final : public Format {
+ public:
+  FormatKind kind() const override { return FormatKind::None; }
+  std::string_view name() const override { return "none"; }
+  bool reasons() const override { return false; }
+};
+
+// think, qwen3, deepseek-r1: a <think> block the prompt opens (thinking) or leaves empty (none).
+class ThinkFormat final : public Format {
+ public:
+  ThinkFormat(FormatKind k, std::string_view n) : kind_(k), name_(n) {}
+  FormatKind kind() const override { return kind_; }
+  std::string_view name() const override { return name_; }
+  bool think_block() const override { return true; }
+  Effort effort_for_mode(Mode m) const override {
+    return m == Mode::Fast ? Effort::None : m == Mode::Mixed ? Effort::Medium : Effort::High;
   }
-  return "none";
+  void shape(ReasoningPlan& p, const EffortBudgets& b) const override {
+    p.thinking = p.effort >= Effort::Low;
+    p.budget = p.effort == Effort::Low ? b.low : p.effort == Effort::Medium ? b.medium : -1;
+  }
+  void no_thinking(ReasoningPlan& p) const override { p.thinking = false; }
+  std::string prompt_suffix(const ReasoningPlan& p) const override {
+    return p.thinking ? "<think>\n" : "<think>\n\n</think>\n\n";
+  }
+  std::string cut_text() const override { return "\n</think>\n\n"; }
+  Delimiters delimiters() const override { return {"<think>", "</think>", ""}; }
+
+ private:
+  FormatKind kind_;
+  std::string_view name_;
+};
+
+// The embedded model: the level in a system turn after the conversation, thinking in a <think>
+// block the prompt always opens (its lowest level writes it empty).
+class LevelsFormat final : public Format {
+ public:
+  FormatKind kind() const override { return FormatKind::Levels; }
+  std::string_view name() const override { return "levels"; }
+  bool level_after_conversation() const override { return true; }
+  std::string prompt_suffix(const ReasoningPlan&) const override { return "<think>\n"; }
+  std::string cut_text() const override { return "\n</think>\n\n"; }
+  std::string system_line(const ReasoningPlan& p) const override { return "Reasoning: " + level_name(p); }
+  std::string level_name(const ReasoningPlan& p) const override { return std::string(kvscope::level_name(p.mode)); }
+  Delimiters delimiters() const override { return {"<think>", "</think>", ""}; }
+};
+
+// gpt-oss: the level in the system message, the analysis channel, then the final channel.
+class GptOssFormat final : public Format {
+ public:
+  FormatKind kind() const override { return FormatKind::GptOss; }
+  std::string_view name() const override { return "gpt-oss"; }
+  Effort default_effort() const override { return Effort::Medium; }
+  std::string cut_text() const override { return std::string(kHarmonyEnd) + kHarmonyFinal; }
+  std::string system_line(const ReasoningPlan& p) const override { return "Reasoning: " + level_name(p); }
+  std::string level_name(const ReasoningPlan& p) const override { return std::string(kvscope::level_name(p.mode)); }
+  Delimiters delimiters() const override { return {kHarmonyAnalysis, kHarmonyEnd, kHarmonyFinal}; }
+};
+
+// The first embedded model: "Mode: fast|mixed|slow" after a bare question, "Answer:" after the working.
+class KvscopeFormat final : public Format {
+ public:
+  FormatKind kind() const override { return FormatKind::Kvscope; }
+  std::string_view name() const override { return "kvscope"; }
+  bool mode_line() const override { return true; }
+  std::string cut_text() const override { return "Answer:"; }
+  std::string level_name(const ReasoningPlan& p) const override { return std::string(mode_name(p.mode)); }
+  Delimiters delimiters() const override { return {"", "Answer:", ""}; }
+};
+
+const NoneFormat kNone;
+const ThinkFormat kThink(FormatKind::Think, "think"), kQwen3(FormatKind::Qwen3, "qwen3"),
+    kDeepSeek(FormatKind::DeepSeekR1, "deepseek-r1");
+const GptOssFormat kGptOss;
+const LevelsFormat kLevels;
+const KvscopeFormat kKvscope;
+// The registry, in the order errors list the names.
+const Format* const kFormats[] = {&kNone, &kThink, &kQwen3, &kDeepSeek, &kGptOss, &kLevels, &kKvscope};
+
+}  // namespace
+
+Effort Format::effort_for_mode(Mode m) const {
+  return m == Mode::Fast ? Effort::Low : m == Mode::Mixed ? Effort::Medium : Effort::High;
 }
 
+void Format::shape(ReasoningPlan& p, const EffortBudgets&) const {
+  p.thinking = reasons();  // formats with levels always reason first; the level sets how much
+  p.budget = -1;
+}
+
+void Format::no_thinking(ReasoningPlan& p) const {
+  p.mode = Mode::Fast;
+  p.effort = effort_for_mode(Mode::Fast);
+}
+
+std::string Format::level_name(const ReasoningPlan& p) const { return std::string(effort_name(p.effort)); }
+
+const Format& format_of(FormatKind f) {
+  for (const Format* x : kFormats)
+    if (x->kind() == f) return *x;
+  return kNone;
+}
+
+std::string_view format_name(FormatKind f) { return format_of(f).name(); }
+
 std::optional<FormatKind> parse_format(std::string_view s) {
-  for (FormatKind f : {FormatKind::None, FormatKind::Think, FormatKind::Qwen3, FormatKind::DeepSeekR1, FormatKind::GptOss,
-                       FormatKind::Levels, FormatKind::Kvscope})
-    if (s == format_name(f)) return f;
+  for (const Format* x : kFormats)
+    if (s == x->name()) return x->kind();
   if (s == "deepseek") return FormatKind::DeepSeekR1;
   return std::nullopt;
+}
+
+std::string format_names() {
+  std::string out;
+  for (const Format* x : kFormats) out += (out.empty() ? "" : ", ") + std::string(x->name());
+  return out;
 }
 
 FormatKind detect_format(const std::string& t, const tok::Tokenizer& tk, const std::string& name) {
@@ -67,11 +168,6 @@ FormatKind detect_format(const Model& m) {
   return detect_format(m.chat_template(), m.tokenizer(), m.file().get_string("general.name", ""));
 }
 
-Effort effort_for_mode(FormatKind f, Mode m) {
-  if (is_think_format(f)) return m == Mode::Fast ? Effort::None : m == Mode::Mixed ? Effort::Medium : Effort::High;
-  return m == Mode::Fast ? Effort::Low : m == Mode::Mixed ? Effort::Medium : Effort::High;
-}
-
 Mode mode_for_effort(FormatKind, Effort e) {
   switch (e) {
     case Effort::Medium: return Mode::Mixed;
@@ -82,21 +178,16 @@ Mode mode_for_effort(FormatKind, Effort e) {
 }
 
 ReasoningPlan plan_for_effort(FormatKind f, Effort e, const EffortBudgets& b, std::optional<int> budget) {
+  const Format& fm = format_of(f);
   ReasoningPlan p;
   p.format = f;
   p.effort = e == Effort::Auto ? Effort::High : e;
   p.mode = mode_for_effort(f, p.effort);
-  if (f == FormatKind::None) return p;
-  if (is_think_format(f)) {
-    p.thinking = p.effort >= Effort::Low;
-    p.budget = p.effort == Effort::Low ? b.low : p.effort == Effort::Medium ? b.medium : -1;
-  } else {
-    p.thinking = true;  // kvscope, levels and gpt-oss always reason first; the level sets how much
-  }
+  if (!fm.reasons()) return p;
+  fm.shape(p, b);
   if (budget) {
     if (*budget == 0) {  // no thinking at all
-      if (is_think_format(f)) p.thinking = false;
-      else p.mode = Mode::Fast, p.effort = effort_for_mode(f, Mode::Fast);
+      fm.no_thinking(p);
       p.budget = -1;
     } else if (p.thinking) {
       p.budget = *budget;
@@ -107,12 +198,13 @@ ReasoningPlan plan_for_effort(FormatKind f, Effort e, const EffortBudgets& b, st
 }
 
 ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b) {
-  const std::string fmt = "the model's reasoning format is '" + std::string(format_name(f)) + "'";
+  const Format& fm = format_of(f);
+  const std::string fmt = "the model's reasoning format is '" + std::string(fm.name()) + "'";
   if (r.budget && *r.budget < -1)
     throw InputError("reasoning budget must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
                      std::to_string(*r.budget) + ")");
   const bool requested = r.effort || r.enable_thinking || r.budget;
-  if (f == FormatKind::None) {
+  if (!fm.reasons()) {
     if (r.effort && *r.effort != Effort::None && *r.effort != Effort::Minimal)
       throw InputError("reasoning effort '" + std::string(effort_name(*r.effort)) + "' cannot be expressed: " + fmt +
                        " (no think block or effort levels; start with --reasoning-format to choose one)");
@@ -128,7 +220,7 @@ ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b) {
   if (r.effort && *r.effort != Effort::Auto) {
     e = *r.effort;
     const bool off = e == Effort::None || e == Effort::Minimal;
-    if (is_think_format(f) && r.enable_thinking && *r.enable_thinking == off)
+    if (fm.think_block() && r.enable_thinking && *r.enable_thinking == off)
       throw InputError("reasoning effort '" + std::string(effort_name(e)) + "' contradicts enable_thinking " +
                        (*r.enable_thinking ? "true" : "false"));
   } else if (r.enable_thinking && !*r.enable_thinking) {
@@ -138,50 +230,29 @@ ReasoningPlan plan(FormatKind f, const PlanRequest& r, const EffortBudgets& b) {
   } else {
     // As the model does by default: think formats think without a bound, gpt-oss's default level is
     // medium, the levels template's is high, kvscope writes its own mode line.
-    e = f == FormatKind::GptOss ? Effort::Medium : Effort::High;
+    e = fm.default_effort();
   }
   ReasoningPlan p = plan_for_effort(f, e, b, r.budget);
   p.requested = requested;
   return p;
 }
 
-std::string ReasoningPlan::prompt_suffix() const {
-  if (format == FormatKind::Levels) return "<think>\n";  // the level says how much; the block is always open
-  if (!is_think_format(format)) return "";
-  return thinking ? "<think>\n" : "<think>\n\n</think>\n\n";
-}
+std::string ReasoningPlan::prompt_suffix() const { return fmt().prompt_suffix(*this); }
+std::string ReasoningPlan::cut_text() const { return fmt().cut_text(); }
+std::string ReasoningPlan::system_line() const { return fmt().system_line(*this); }
+std::string ReasoningPlan::level_name() const { return fmt().level_name(*this); }
 
-std::string ReasoningPlan::cut_text() const {
-  if (is_think_format(format) || format == FormatKind::Levels) return "\n</think>\n\n";
-  if (format == FormatKind::Kvscope) return "Answer:";
-  if (format == FormatKind::GptOss) return std::string(kHarmonyEnd) + kHarmonyFinal;
-  return "";
-}
-
-std::string ReasoningPlan::system_line() const {
-  if (format != FormatKind::GptOss && format != FormatKind::Levels) return "";
-  return "Reasoning: " + level_name();
-}
-
-std::string ReasoningPlan::level_name() const {
-  if (format == FormatKind::Kvscope) return std::string(mode_name(mode));
-  if (format == FormatKind::GptOss || format == FormatKind::Levels) return std::string(kvscope::level_name(mode));
-  return std::string(effort_name(effort));
-}
-
-Splitter::Splitter(FormatKind f, bool open) : kind_(f) {
-  switch (f) {
-    case FormatKind::None: state_ = State::Content; return;
-    case FormatKind::Kvscope: close_ = "Answer:"; break;
-    case FormatKind::GptOss:
-      open_ = kHarmonyAnalysis;
-      close_ = kHarmonyEnd;
-      break;
-    default:
-      open_ = "<think>";
-      close_ = "</think>";
+Splitter::Splitter(FormatKind f, bool open) {
+  const Format& fm = format_of(f);
+  const auto d = fm.delimiters();
+  active_ = fm.reasons() && !d.close.empty();
+  if (!active_) {
+    state_ = State::Content;
+    return;
   }
-  state_ = open || !is_think_format(f) ? State::Reasoning : State::Start;
+  open_ = d.open, close_ = d.close, awaits_ = d.after_close;
+  // A think block the prompt did not open: the model opens it itself or answers directly.
+  state_ = open || !fm.think_block() ? State::Reasoning : State::Start;
 }
 
 void Splitter::step(Delta& d, bool final) {
@@ -238,11 +309,11 @@ void Splitter::step(Delta& d, bool final) {
       case State::AfterClose: {
         const size_t b = held_.find_first_not_of(" \t\r\n");
         held_.erase(0, b == std::string::npos ? held_.size() : b);
-        if (kind_ == FormatKind::GptOss) {
-          const std::string hdr = kHarmonyFinal;
-          if (starts_with(held_, hdr)) {
-            held_.erase(0, hdr.size());
-          } else if (!final && starts_with(hdr, held_)) {
+        if (!awaits_.empty()) {
+          if (starts_with(held_, awaits_)) {
+            held_.erase(0, awaits_.size());
+            awaits_.clear();
+          } else if (!final && starts_with(awaits_, held_)) {
             return;
           }
         }
@@ -278,7 +349,7 @@ std::string render_chat(const Model& model, const std::vector<tok::ChatMessage>&
   const auto& tk = model.tokenizer();
   const auto& v = tk.vocab();
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
-  const bool question_only = !plan && detect_format(model) == FormatKind::Levels;
+  const bool question_only = !plan && format_of(detect_format(model)).level_after_conversation();
   const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
   std::string prompt = tok::apply_chat_template(fmt, msgs, !question_only, text_of(v.bos), text_of(v.eos), level);
   if (plan) prompt += plan->prompt_suffix();  // the think block the plan opens (or leaves empty)

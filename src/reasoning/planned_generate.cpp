@@ -31,7 +31,7 @@ PlannedResult generate_planned(Context& ctx, const std::vector<int32_t>& prompt,
     const auto d = drv.take();
     if (on_text && (!d.reasoning.empty() || !d.content.empty())) on_text(d.reasoning, d.content);
   };
-  const bool numeric_cut = plan.format == FormatKind::Kvscope;
+  const bool numeric_cut = plan.fmt().mode_line();  // its cut is an answer cue: a number follows
   int answer_left = -1;  // kvscope's forced answer: tokens left for its number (-1: not answering)
 
   ctx.reset();

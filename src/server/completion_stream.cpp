@@ -36,7 +36,10 @@ Generation::Status stream_collect(Exchange& x, std::string& out, double timeout_
     if (const auto* c = std::get_if<serving::ConfidenceUpdate>(&ev)) {
       conf = {{"confidence", {{"p_correct", c->p_correct}, {"tokens", c->tokens}}}};
     } else if (const auto* r = std::get_if<serving::ReasoningDelta>(&ev)) {
-      chunk("", std::nullopt, nullptr, false, std::exchange(conf, nullptr), r->text);
+      json lp = nullptr;
+      if (r->logprobs)  // the reasoning's tokens apart: logprobs.content is the answer's only
+        lp = {{"content", nullptr}, {"refusal", nullptr}, {"kvscope_reasoning", logprobs_json(ep, *r->logprobs, 0)["content"]}};
+      chunk("", std::nullopt, lp, false, std::exchange(conf, nullptr), r->text);
     } else if (const auto* d = std::get_if<serving::ContentDelta>(&ev)) {
       const json lp = d->logprobs ? logprobs_json(ep, *d->logprobs, d->text_offset) : json(nullptr);
       chunk(d->text, std::nullopt, lp, false, std::exchange(conf, nullptr));
@@ -80,7 +83,8 @@ std::optional<json> body_collect(Exchange& x, double timeout_s) {
   if (x.poll(events, timeout_s, false) != Generation::Status::Finished) return std::nullopt;
   const auto& f = std::get<serving::Finished>(events.back());
   const Endpoint ep = x.g.endpoint;
-  const json lp = x.g.logprobs >= 0 ? logprobs_json(ep, x.logprobs, 0) : json(nullptr);
+  json lp = x.g.logprobs >= 0 ? logprobs_json(ep, x.logprobs, 0) : json(nullptr);
+  if (x.lp_split) lp["kvscope_reasoning"] = logprobs_json(ep, x.reasoning_logprobs, 0)["content"];
   // vLLM's convention: reasoning_content is null when the model did not reason.
   const json rc = x.reasoning_text.empty() ? json(nullptr) : json(x.reasoning_text);
   json body = completion_body(ep, x.resp_id, x.created, x.srv->model_id, x.split || x.tool_parser ? x.content_text : x.text,

@@ -177,7 +177,7 @@ std::string Server::Impl::prompt_text(const GenRequest& g, const reasoning::Reas
   auto text_of = [&](int id) { return id >= 0 && id < tk.n_vocab() ? v.tokens[id] : std::string(); };
   // Without a plan a levels model's prompt is the conversation alone: the question an adaptive run
   // estimates from, which every level's prompt continues.
-  const bool question_only = !plan && reasoning.kind == reasoning::FormatKind::Levels;
+  const bool question_only = !plan && reasoning::format_of(reasoning.kind).level_after_conversation();
   const std::string level = plan && !plan->system_line().empty() ? plan->level_name() : "";
   // Offered tools are shown to the model even with tool_choice "none" (as OpenAI does).
   return tok::apply_chat_template(chat_format, g.messages, !question_only, text_of(v.bos), text_of(v.eos), level,
@@ -191,13 +191,14 @@ void Server::Impl::plan_reasoning(Exchange& x, Endpoint ep) {
   GenRequest& g = x.g;
   // Reasoning formats: the request's effort, budget and enable_thinking on the model's format.
   const reasoning::FormatKind kind = reasoning.kind;
+  const reasoning::Format& fm = reasoning::format_of(kind);
   // kvscope's "reasoning" modes on a format with efforts are its efforts for them (effort_for_mode;
   // levels: low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
-  if (g.reasoning && kind != reasoning::FormatKind::Kvscope && kind != reasoning::FormatKind::None) {
+  if (g.reasoning && fm.reasons() && !fm.mode_line()) {
     if (g.effort)
       throw ApiError::about("reasoning", FieldText("give one of 'reasoning' and ") + quoted(Field::ReasoningEffort), "invalid_value");
     const auto fixed = serving::fixed_mode(*g.reasoning);
-    g.effort = fixed ? reasoning::effort_for_mode(kind, *fixed) : Effort::Auto;
+    g.effort = fixed ? fm.effort_for_mode(*fixed) : Effort::Auto;
     g.reasoning.reset();
   }
   if (!g.reasoning) {
@@ -209,22 +210,22 @@ void Server::Impl::plan_reasoning(Exchange& x, Endpoint ep) {
       if (g.effort) throw invalid_request(FieldText(e.what()), named(Field::ReasoningEffort), "unsupported_value");
       throw invalid_request(e.what(), g.thinking_budget ? "thinking_token_budget" : "chat_template_kwargs", "unsupported_value");
     }
-    if (kind != reasoning::FormatKind::None && g.reasoning_requested() && g.token_prompt)
+    if (fm.reasons() && g.reasoning_requested() && g.token_prompt)
       throw invalid_request("reasoning options need a text prompt (the engine writes the think block after it)",
                             g.effort ? "reasoning_effort" : "prompt", "invalid_value");  // completions only: no Responses wording
-    if (g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope && !reasoning.difficulty)
+    if (g.effort == Effort::Auto && !fm.mode_line() && !reasoning.difficulty)
       throw invalid_request(FieldText(named(Field::ReasoningEffort)) + " 'auto' needs a difficulty estimator for this model (reasoning format '" +
-                                std::string(reasoning::format_name(kind)) +
+                                std::string(fm.name()) +
                                 "'): start the server with --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)",
                             named(Field::ReasoningEffort), "unsupported_value");
     // A completion asked for no reasoning continues the raw text: no think block, no split, no count.
     if (ep == Endpoint::Completions && !x.plan.requested) x.plan = reasoning::ReasoningPlan{};
     // The embedded model's levels are its mode lines: the adaptive run carries them (and auto).
-    if (kind == reasoning::FormatKind::Kvscope && g.reasoning_requested() && !g.token_prompt)
+    if (fm.mode_line() && g.reasoning_requested() && !g.token_prompt)
       g.reasoning = g.effort == Effort::Auto ? serving::ReasoningMode::Auto : serving::reasoning_mode_of(x.plan.mode);
-  } else if (kind == reasoning::FormatKind::Kvscope) {
+  } else if (fm.mode_line()) {
     if (const auto fixed = serving::fixed_mode(*g.reasoning))
-      x.plan = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, *fixed));
+      x.plan = reasoning::plan_for_effort(kind, fm.effort_for_mode(*fixed));
     x.plan.requested = true;
   }
 }
@@ -235,7 +236,7 @@ void Server::Impl::render_prompt(Exchange& x, Endpoint ep) {
   GenRequest& g = x.g;
   const reasoning::FormatKind kind = reasoning.kind;
   // auto on a format other than the embedded model's: the adaptive run chooses among its efforts.
-  const bool think_auto = g.effort == Effort::Auto && kind != reasoning::FormatKind::Kvscope;
+  const bool think_auto = g.effort == Effort::Auto && !reasoning::format_of(kind).mode_line();
   if (think_auto) {
     ReasoningRun::FormatHooks hooks;
     hooks.kind = kind;
@@ -257,6 +258,7 @@ void Server::Impl::render_prompt(Exchange& x, Endpoint ep) {
   }
   x.split_output = ep == Endpoint::Chat && x.plan.format != reasoning::FormatKind::None;
   if (x.split_output) x.split = x.fresh_splitter();
+  if (x.split_output && g.logprobs >= 0) x.lp_split = x.fresh_splitter();
   if (x.plan.format != reasoning::FormatKind::None && !x.rr) x.tracker = &x.own_tracker.emplace(x.plan);
   if (think_auto) return;  // the adaptive run rendered it
   if (g.reasoning) {
@@ -360,12 +362,10 @@ std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_bod
                               (x->rr ? "a reasoning run (an 'auto' effort, or any effort or 'reasoning' mode on a kvscope-format model)"
                                      : "a session"),
                           n_prompts > 1 ? "prompt" : "n", "unsupported_parameter");
-  // JSON output constrains every generated token: a think block or an adaptive run would be constrained too.
-  if ((g.json_object || g.schema) && (x->rr || (x->plan.format != reasoning::FormatKind::None && x->plan.thinking)))
-    throw invalid_request(FieldText(quoted(Field::ResponseFormat)) + " JSON output is not supported while the model reasons: ask for " +
-                              named(Field::ReasoningEffort) + " 'none' (or chat_template_kwargs.enable_thinking false)",
-                          named(Field::ResponseFormat), "unsupported_parameter");
   if (g.tools && g.tools->choice != toolcall::ChoiceKind::None) prepare_tools(*x);
+  // JSON output and a forced call's arguments: on a reasoning model only the answer after the
+  // reasoning is constrained (Exchange::new_constraint).
+  x->new_constraint();
   // KV anomaly: scored (and, with --reject-anomalous, refused) before the request is admitted.
   if (kv_profile) x->anomaly = score_anomaly(x->prompt, x->salt, kv_profile->user.empty() ? std::vector<std::pair<int, int>>{} : user_spans(g, x->prompt));
   x->max_tokens = max_tokens;
@@ -387,17 +387,19 @@ void Server::Impl::prepare_tools(Exchange& x) {
                           named(Field::ResponseFormat), "unsupported_parameter");
   x.tool_format = tool_format;
   x.new_tool_parser();
-  const bool reasons = x.rr || (x.plan.format != reasoning::FormatKind::None && x.plan.thinking);
   if (!g.tools->forced()) {
-    // The constraint reads every generated token as the answer: not while reasoning text comes first.
-    if (!reasons) x.auto_schemas = std::make_shared<const toolcall::CallSchemas>(toolcall::compile_call_schemas(*g.tools));
+    // Once the parser reads a call's name its arguments are constrained; on a reasoning model only
+    // after the reasoning (Exchange::new_constraint gates it).
+    x.auto_schemas = std::make_shared<const toolcall::CallSchemas>(toolcall::compile_call_schemas(*g.tools));
     return;
   }
-  if (reasons)
+  // An adaptive run renders each attempt's prompt itself, and an attempt without thinking would need
+  // the marker in its prompt: a forced call takes a fixed effort.
+  if (x.rr)
     throw ApiError::about("tool_choice",
                           FieldText("tool_choice '" + std::string(g.tools->choice == toolcall::ChoiceKind::Required ? "required" : "function") +
-                                    "' is not supported while the model reasons: ask for ") +
-                              named(Field::ReasoningEffort) + " 'none' (or chat_template_kwargs.enable_thinking false), or use tool_choice 'auto'",
+                                    "' is not supported with an adaptive reasoning run: give a fixed ") +
+                              named(Field::ReasoningEffort) + " (none, low, medium or high), or use tool_choice 'auto'",
                           "unsupported_parameter");
   x.forced = toolcall::forced_call(*g.tools, tool_format);
   try {
@@ -406,6 +408,8 @@ void Server::Impl::prepare_tools(Exchange& x) {
     throw invalid_request(std::string("'tools': a function's parameters cannot be decoded: ") + e.what(), "tools",
                           "unsupported_value");
   }
+  // A response that starts in its reasoning gets the marker where the reasoning ends (marker_step).
+  if (!x.fresh_splitter().answering()) return;
   // The marker is written as the model would: control tokens ([TOOL_CALLS]) as themselves.
   const auto pre = model->tokenizer().encode(x.forced->prefix, false, true);
   x.prompt.insert(x.prompt.end(), pre.begin(), pre.end());
@@ -422,15 +426,7 @@ void Server::Impl::launch_exchange(Exchange& e, uint64_t tenant) {
   }
   // The mode's cap and the thinking budget: budget_step closes the reasoning there and goes on.
   r.max_tokens = e.attempt_tokens();
-  r.cache_salt = e.salt;
-  if (e.forced_schema)
-    r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.forced_schema);
-  else if (e.g.schema)
-    r.constraint = std::make_shared<SchemaConstraint>(token_pieces(), e.g.schema);
-  else if (e.g.json_object)
-    r.constraint = std::make_shared<JsonConstraint>(token_pieces(), true);
-  else if (e.auto_schemas)
-    r.constraint = std::make_shared<toolcall::AutoCallConstraint>(token_pieces(), control_marks(), e.auto_schemas, e.tool_format);
+  r.cache_salt = e.salt;  // the constraint (e.constraint) goes on in submit(), with every attempt's request
   // Sessions are per tenant: the same id under another key is another session.
   if (!e.g.session_id.empty()) r.session_id = session_key(tenant, e.g.session_id);
   if (kv_tier && e.choice % e.g.n == 0) e.tier_tokens = tier_prefetch(r.prompt, r.cache_salt, r.session_id, e.tier_computing);

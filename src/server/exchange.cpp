@@ -50,7 +50,65 @@ reasoning::Splitter::Delta Exchange::shown(const std::string& piece, bool final)
   return d;
 }
 
+void Exchange::new_constraint() {
+  constraint.reset();
+  gate.reset();
+  marker_pending = false;
+  std::shared_ptr<TokenConstraint> c;
+  if (forced_schema) c = std::make_shared<SchemaConstraint>(srv->token_pieces(), forced_schema);
+  else if (g.schema) c = std::make_shared<SchemaConstraint>(srv->token_pieces(), g.schema);
+  else if (g.json_object) c = std::make_shared<JsonConstraint>(srv->token_pieces(), true);
+  else if (auto_schemas)
+    c = std::make_shared<toolcall::AutoCallConstraint>(srv->token_pieces(), srv->control_marks(), auto_schemas, tool_format);
+  if (!c) return;
+  reasoning::Splitter split0 = fresh_splitter();
+  if (split0.answering()) {  // no reasoning first: every token is the answer's
+    constraint = std::move(c);
+    return;
+  }
+  marker_pending = forced.has_value();
+  gate = std::make_shared<reasoning::AnswerGate>(srv->model->tokenizer(), std::move(split0),
+                                                 marker_pending ? nullptr : std::move(c));
+  constraint = gate;
+}
+
+void Exchange::closed_by(const std::string& forced_text, std::vector<int32_t>& prompt) {
+  if (gate) gate->forced(forced_text);
+  if (!marker_pending || (gate && !gate->open())) return;
+  // What follows the format's close before the answer (the cut's trailing "\n\n"), then the marker.
+  const size_t ws = forced_text.find_last_not_of(" \t\r\n");
+  const std::string lead = ws == std::string::npos ? "" : forced_text.substr(ws + 1);
+  const auto ids = srv->model->tokenizer().encode(lead + forced->prefix, false, true);
+  prompt.insert(prompt.end(), ids.begin(), ids.end());
+  marker_pending = false;
+  gate.reset();
+  constraint = std::make_shared<SchemaConstraint>(srv->token_pieces(), forced_schema);
+}
+
+bool Exchange::marker_step() {
+  if (!marker_pending || !gate || !gate->open() || gen->finish_reason() != FinishReason::Stop) return false;
+  const int done = gen->completion_tokens();
+  // No room left for the call: the response ends with the reasoning.
+  if (prev_tokens + done >= max_tokens || limit - static_cast<int>(attempt_prompt.size()) - done < 8) return false;
+  const Completion c = srv->reap(id);
+  prev_tokens += done;
+  count_attempt(c.tokens);
+  if (!rr && state == serving::AttemptState::First) state = serving::AttemptState::AnswerContinued;
+  Request r;
+  r.sampling = g.sampling;
+  r.cache_salt = salt;
+  r.prompt = attempt_prompt;
+  r.prompt.insert(r.prompt.end(), c.tokens.begin(), c.tokens.end());
+  // The model closed its reasoning itself: what it would write after the close is the cut's tail.
+  closed_by(plan.cut_text(), r.prompt);
+  r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, limit - static_cast<int>(r.prompt.size())));
+  srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
+  submit(std::move(r), true);
+  return true;
+}
+
 void Exchange::submit(Request r, bool continuation) {
+  if (constraint && !r.constraint) r.constraint = constraint;
   attempt_prompt = r.prompt;
   gen = std::make_shared<Generation>(*srv->engine, g.stop, g.logprobs, srv->metrics);
   gen->set_tenant(&srv->metrics.tenant(tenant));
@@ -84,12 +142,14 @@ std::shared_ptr<Exchange> Exchange::clone_for_choice(int i, int index) const {
   c->plan = plan;
   c->split_output = split_output;
   if (split) c->split = c->fresh_splitter();
+  if (lp_split) c->lp_split = c->fresh_splitter();
   if (own_tracker) c->tracker = &c->own_tracker.emplace(plan);
   c->forced = forced;
   c->forced_schema = forced_schema;
   c->auto_schemas = auto_schemas;
   c->tool_format = tool_format;
   if (tool_parser) c->new_tool_parser();
+  c->new_constraint();
   return c;
 }
 
@@ -191,10 +251,13 @@ bool Exchange::adaptive_step(std::string& forced_shown, bool stream) {
     r.prompt.insert(r.prompt.end(), cue.begin(), cue.end());
     forced_shown = rr->cue_text();
     rr->driver().on_cut(forced_shown);
+    closed_by(forced_shown, r.prompt);
     state = serving::AttemptState::EarlyAnswer;  // the reasoning is closed: no budget cut after this
     r.max_tokens = rr->driver().answer_tokens();
-    r.first_token_allowed = rr->answer_start_allowed();
-    r.continue_allowed = rr->answer_continue_allowed();
+    if (!constraint) {  // structured output decides the answer's form, not the numeric masks
+      r.first_token_allowed = rr->answer_start_allowed();
+      r.continue_allowed = rr->answer_continue_allowed();
+    }
     r.max_tokens = std::max(1, std::min(r.max_tokens, limit - static_cast<int>(r.prompt.size())));
     srv->metrics.in_flight.fetch_add(1);  // reap() counted the old attempt out
     submit(std::move(r), true);
@@ -272,11 +335,12 @@ bool Exchange::budget_step(std::string& forced_shown) {
   if (thinking) {
     r.prompt.insert(r.prompt.end(), cut_ids.begin(), cut_ids.end());
     forced_shown = cut;
+    closed_by(cut, r.prompt);
   }
   r.max_tokens = std::max(1, std::min(max_tokens - prev_tokens, limit - static_cast<int>(r.prompt.size())));
-  if (thinking && plan.format == reasoning::FormatKind::Kvscope) {  // a forced numeric answer, as an early answer
+  if (thinking && plan.fmt().mode_line()) {  // a forced numeric answer, as an early answer
     r.max_tokens = std::min(r.max_tokens, srv->reasoning.format.answer_max_tokens);
-    if (srv->reasoning.format.numeric_answer) {
+    if (srv->reasoning.format.numeric_answer && !constraint) {  // structured output decides the answer's form
       r.first_token_allowed = &tk.number_start_mask();
       r.continue_allowed = &tk.number_continue_mask();
     }
@@ -295,12 +359,15 @@ Generation::Status Exchange::poll(std::vector<serving::Event>& out, double timeo
     sig->conf_pending.pop_front();
     out.push_back(serving::ConfidenceUpdate{tokens, p});
   };
-  auto emit = [&](const reasoning::Splitter::Delta& d, std::optional<std::vector<TokenLogprob>> lp, size_t offset) {
-    if (!d.reasoning.empty()) {
+  // lp: the answer's tokens' log-probabilities (nullopt: not asked, or forced text); rlp: the reasoning's.
+  auto emit = [&](const reasoning::Splitter::Delta& d, std::optional<std::vector<TokenLogprob>> lp, size_t offset,
+                  std::optional<std::vector<TokenLogprob>> rlp = std::nullopt) {
+    if (!d.reasoning.empty() || (rlp && !rlp->empty())) {
       confidence();
-      out.push_back(serving::ReasoningDelta{d.reasoning});
+      out.push_back(serving::ReasoningDelta{d.reasoning, std::move(rlp)});
     }
-    if (!d.content.empty() || lp) {
+    // Without a split every token's log-probabilities travel, text or not; with one, only the answer's.
+    if (!d.content.empty() || (lp && (!lp_split || !lp->empty()))) {
       confidence();
       out.push_back(serving::ContentDelta{d.content, std::move(lp), offset});
     }
@@ -313,18 +380,32 @@ Generation::Status Exchange::poll(std::vector<serving::Event>& out, double timeo
     if (p.text.empty() && p.logprobs.empty()) continue;
     const size_t offset = text.size();
     note_logprobs(p.logprobs);
-    logprobs.insert(logprobs.end(), p.logprobs.begin(), p.logprobs.end());
     text += p.text;
     if (stream && rr && !p.text.empty()) rr->shown();  // no restart from here on
-    std::optional<std::vector<TokenLogprob>> lp;
-    if (g.logprobs >= 0) lp = std::move(p.logprobs);
-    emit(shown(p.text), std::move(lp), offset);
+    std::optional<std::vector<TokenLogprob>> lp, rlp;
+    if (g.logprobs >= 0 && lp_split) {
+      lp.emplace(), rlp.emplace();
+      for (auto& t : p.logprobs) {
+        // A token is the answer's once the answer has begun or when it writes some of it; the
+        // delimiters and the whitespace around them are the reasoning's.
+        const bool before = lp_split->in_content();
+        const bool content = !lp_split->push(t.piece).content.empty() || before;
+        (content ? *lp : *rlp).push_back(std::move(t));
+      }
+      logprobs.insert(logprobs.end(), lp->begin(), lp->end());
+      reasoning_logprobs.insert(reasoning_logprobs.end(), rlp->begin(), rlp->end());
+    } else {
+      logprobs.insert(logprobs.end(), p.logprobs.begin(), p.logprobs.end());
+      if (g.logprobs >= 0) lp = std::move(p.logprobs);
+    }
+    emit(shown(p.text), std::move(lp), offset, std::move(rlp));
   }
   if (st == Generation::Status::Finished) {
     std::string forced;
     if (next_request(forced, stream)) {
       const size_t offset = text.size();
       text += forced;  // the engine's cut is part of the text, as a generated token would be
+      if (lp_split) lp_split->push(forced);
       if (!forced.empty()) emit(shown(forced), std::nullopt, offset);
       return Generation::Status::Output;  // go on waiting
     }

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "reasoning/answer_gate.h"
 #include "reasoning/driver.h"
 #include "reasoning/format.h"
 #include "server/generation.h"
@@ -87,6 +88,10 @@ struct Exchange {
   // and no thinking budget applies.
   serving::AttemptState state = serving::AttemptState::First;
   std::string reasoning_text, content_text;  // shown so far
+  // Chat's logprobs cover the answer's tokens (`logprobs`); the reasoning's go apart. A second
+  // splitter fed token by token says which side each token falls on.
+  std::vector<TokenLogprob> reasoning_logprobs;
+  std::optional<reasoning::Splitter> lp_split;
 
   // Tool calling (chat with tools and tool_choice other than "none"): the answer goes through the
   // model family's call parser, which keeps the calls out of the content. A forced call (required, a
@@ -97,10 +102,28 @@ struct Exchange {
   std::optional<toolcall::ForcedCall> forced;
   std::shared_ptr<const JsonSchema> forced_schema;
   // Auto mode: each tool's parameters, which a call's arguments are decoded under once the model
-  // has named it (toolcall/call_constraint.h). Null with a forced call or while the model reasons.
+  // has named it (toolcall/call_constraint.h). Null with a forced call; on a reasoning model it applies after the reasoning.
   std::shared_ptr<const toolcall::CallSchemas> auto_schemas;
   bool forced_prefix_fed = false;
   std::vector<toolcall::ToolCallDelta> pending_calls;  // parsed by shown(), taken by poll()
+  // Structured output (response_format JSON, a forced call's arguments): the constraint every request
+  // of the running attempt carries. On a response that starts in its reasoning it is an AnswerGate
+  // (reasoning/answer_gate.h): the reasoning is free and only the answer is constrained. A forced
+  // call's marker cannot be in the prompt then: the gate ends the request where the reasoning does,
+  // and marker_step writes the marker and goes on under the call's schema.
+  std::shared_ptr<TokenConstraint> constraint;
+  std::shared_ptr<reasoning::AnswerGate> gate;
+  bool marker_pending = false;
+  // The constraint of a new attempt or another choice (none without structured output).
+  void new_constraint();
+  // The engine wrote text that may close the reasoning (a budget cut, an early answer's cue) and
+  // `prompt` is the next request's: the gate follows it, and a pending forced call's marker is
+  // appended once the reasoning is closed.
+  void closed_by(const std::string& forced_text, std::vector<int32_t>& prompt);
+  // The gate ended the request where the model closed its reasoning: the forced call's marker is
+  // written after it and the answer goes on under the call's schema. True: resubmitted.
+  bool marker_step();
+
   // The parser for a new attempt or another choice.
   void new_tool_parser() {
     tool_parser = toolcall::make_tool_call_parser(tool_format);
@@ -133,7 +156,7 @@ struct Exchange {
   // An adaptive run on a think format moved to another effort (an upgrade or a retry): its plan,
   // think block and budget are the new attempt's.
   void new_attempt(serving::AttemptState why) {
-    if (rr && reasoning::is_think_format(plan.format)) plan = rr->attempt_plan();
+    if (rr && plan.fmt().think_block()) plan = rr->attempt_plan();
     state = why;
     reset_output();
   }
@@ -145,8 +168,11 @@ struct Exchange {
     top_prob_sum = 0, top_prob_n = 0;
     reasoning_text.clear();
     content_text.clear();
+    reasoning_logprobs.clear();
     if (split) split = fresh_splitter();
+    if (lp_split) lp_split = fresh_splitter();
     if (tool_parser) new_tool_parser();
+    if (constraint) new_constraint();
     if (tracker && !rr) tracker->restart(plan);  // an adaptive run's driver began the attempt itself
   }
 
@@ -209,7 +235,7 @@ struct Exchange {
   // What follows an attempt's request that finished: a check point's action, a budget's cut, the
   // answer-confidence retry (true: a request was submitted; forced text to show in forced_shown).
   bool next_request(std::string& forced_shown, bool stream) {
-    return adaptive_step(forced_shown, stream) || budget_step(forced_shown) || retry_answer(stream);
+    return marker_step() || adaptive_step(forced_shown, stream) || budget_step(forced_shown) || retry_answer(stream);
   }
 
   // Waits up to timeout_s for output and appends its events: the text split into reasoning and

@@ -148,7 +148,7 @@ void Server::Impl::setup_reasoning(const Model& m) {
     const auto k = reasoning::parse_format(opt.reasoning_format_name);
     if (!k)
       throw InputError("unknown reasoning format '" + opt.reasoning_format_name +
-                       "' (known: none, think, qwen3, deepseek-r1, gpt-oss, kvscope)");
+                       "' (known: " + reasoning::format_names() + ")");
     rc.kind = *k;
   }
   std::string path = opt.difficulty_path;

@@ -14,7 +14,7 @@ ReasoningRun::ReasoningRun(ReasoningContext& rc, Engine& engine, serving::Reason
                            uint64_t cache_salt, const std::string& params_key, Render render, FormatHooks hooks)
     : rc_(rc), engine_(engine), question_(question), render_(std::move(render)), hooks_(std::move(hooks)) {
   const auto& tk = engine.model().tokenizer();
-  kv_format_ = hooks_.kind == reasoning::FormatKind::Kvscope;
+  kv_format_ = reasoning::format_of(hooks_.kind).mode_line();
   if (!render_) render_ = [&tk](const std::string& text) { return tk.encode(text, true, false); };
   question_tokens_ = kv_format_ ? tk.encode(question, true, false) : hooks_.question_tokens;
   if (kv_format_) {

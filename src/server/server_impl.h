@@ -151,7 +151,7 @@ struct Server::Impl {
   // The prompt as text (completions text prompt, or the rendered chat), for reasoning's mode line.
   std::string prompt_text(const GenRequest& g, const reasoning::ReasoningPlan* plan = nullptr) const;
   // Chat on the kvscope format without a chat template: the model takes the bare question.
-  bool bare_questions() const { return reasoning.kind == reasoning::FormatKind::Kvscope && model->chat_template().empty(); }
+  bool bare_questions() const { return reasoning::format_of(reasoning.kind).mode_line() && model->chat_template().empty(); }
   // /v1/sessions (sessions.cpp). The engine's session id and the file of a tenant's session.
   std::string session_key(uint64_t tenant, const std::string& id) const;
   std::string session_path(uint64_t tenant, const std::string& id) const;

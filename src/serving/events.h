@@ -45,6 +45,10 @@ inline bool reasoning_closed(AttemptState s) {
 // Text the model wrote inside its reasoning (chat shows it as reasoning_content).
 struct ReasoningDelta {
   std::string text;
+  // The log-probabilities of the reasoning's tokens, when they were asked for (chat shows them apart
+  // from the answer's: logprobs.kvscope_reasoning); a delta may carry them without text (a delimiter
+  // still held back).
+  std::optional<std::vector<TokenLogprob>> logprobs;
 };
 // Answer text, with the log-probabilities of the tokens that produced it: nullopt when they were
 // not asked for, or for text the engine forced (a cut); present (maybe empty) otherwise, so a delta

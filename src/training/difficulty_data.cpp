@@ -94,14 +94,14 @@ std::vector<ProblemRecord> collect_data(Context& ctx, const std::vector<DataItem
                                         const ItemRender& render, const EffortBudgets& budgets, const CollectOptions& o) {
   SamplingParams greedy;
   greedy.temperature = 0;
-  const bool kv_format = kind == FormatKind::Kvscope;
+  const bool kv_format = format_of(kind).mode_line();
   std::vector<ProblemRecord> out;
   out.reserve(items.size());
   int fast_fail = 0;
   // The answer part of a response (kvscope: after "Answer:"; think formats: after </think>).
   auto content_of = [&](const std::string& text, Mode m) {
     const ReasoningPlan p = plan_for_effort(kind, effort_for_mode(kind, m), budgets);
-    const bool content_only = kind == FormatKind::None || (is_think_format(kind) && !p.thinking);
+    const bool content_only = !p.thinking;  // only a plan that reasons has thinking on
     Splitter s(content_only ? FormatKind::None : kind, !content_only);
     auto d = s.push(text);
     const auto f = s.flush();

@@ -44,7 +44,7 @@ PromptFormat::PromptFormat(const Model& m, reasoning::FormatKind kind) : model_(
     add("</think>\n\nAnswer: 12");
   }
   // Effort-level lines of the formats that read them from a system message.
-  if (kind == reasoning::FormatKind::Levels || kind == reasoning::FormatKind::GptOss) {
+  if (!reasoning::plan_for_effort(kind, Effort::High).system_line().empty()) {
     add("Reasoning: high");
     add("\nReasoning: low\n");
   }
@@ -85,7 +85,7 @@ reasoning::ReasoningPlan PromptFormat::plan(Mode m) const {
 }
 
 std::string answer_text(const reasoning::ReasoningPlan& plan, const std::string& response) {
-  if (plan.format == reasoning::FormatKind::Kvscope || plan.format == reasoning::FormatKind::None) return response;
+  if (plan.fmt().mode_line() || !plan.fmt().reasons()) return response;
   reasoning::Splitter sp(plan.format, plan.thinking);
   std::string content = sp.push(response).content;
   content += sp.flush().content;

@@ -25,7 +25,7 @@ class PromptFormat {
   PromptFormat(const Model& m, reasoning::FormatKind kind);
   explicit PromptFormat(const Model& m) : PromptFormat(m, reasoning::detect_format(m)) {}
 
-  bool chat() const { return kind_ != reasoning::FormatKind::Kvscope; }
+  bool chat() const { return !reasoning::format_of(kind_).mode_line(); }
   reasoning::FormatKind kind() const { return kind_; }
   tinygsm::Style question_style() const { return chat() ? tinygsm::Style::Broad : tinygsm::Style::Classic; }
   const Model& model() const { return *model_; }

@@ -142,8 +142,8 @@ TEST(Responses, SummaryCarriesTheReasoning) {
 
   ResponsesWriter w(call, "m", 1);
   std::string sse = w.start();
-  sse += w.on_event(serving::ReasoningDelta{"think "}, nullptr);
-  sse += w.on_event(serving::ReasoningDelta{"hard"}, nullptr);
+  sse += w.on_event(serving::ReasoningDelta{"think ", std::nullopt}, nullptr);
+  sse += w.on_event(serving::ReasoningDelta{"hard", std::nullopt}, nullptr);
   sse += w.on_event(serving::ContentDelta{"42", std::nullopt, 10}, nullptr);
   sse += w.on_event(serving::Finished{serving::FinishReason::Stop, {5, 3, 2}}, nullptr);
   sse += w.finish();
@@ -198,9 +198,9 @@ TEST(Responses, StreamPutsReasoningBeforeTheMessage) {
   ResponsesWriter w(call, "m", 1);
   std::string sse = w.start();
   const json ext = {{"prompt_tokens_cached", 4}};
-  sse += w.on_event(serving::ReasoningDelta{"think "}, ext);
+  sse += w.on_event(serving::ReasoningDelta{"think ", std::nullopt}, ext);
   sse += w.on_event(serving::ConfidenceUpdate{4, 0.5}, ext);  // writes nothing in this API
-  sse += w.on_event(serving::ReasoningDelta{"hard"}, ext);
+  sse += w.on_event(serving::ReasoningDelta{"hard", std::nullopt}, ext);
   sse += w.on_event(serving::ContentDelta{"42", std::nullopt, 10}, ext);
   sse += w.on_event(serving::Finished{serving::FinishReason::Stop, {5, 3, 2}}, ext);
   sse += w.finish();

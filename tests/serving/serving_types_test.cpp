@@ -45,7 +45,7 @@ TEST(ServingTypes, AttemptStates) {
 }
 
 TEST(ServingTypes, EventsCarryTheirKind) {
-  std::vector<Event> ev{ReasoningDelta{"think"}, ContentDelta{"4", std::nullopt, 0}, ToolCallDelta{0, "call_1", "add", "{}"},
+  std::vector<Event> ev{ReasoningDelta{"think", std::nullopt}, ContentDelta{"4", std::nullopt, 0}, ToolCallDelta{0, "call_1", "add", "{}"},
                         Finished{FinishReason::ToolCalls, {3, 2, 1}}};
   EXPECT_TRUE(std::holds_alternative<ReasoningDelta>(ev[0]));
   EXPECT_EQ(std::get<ContentDelta>(ev[1]).text, "4");
