@@ -153,13 +153,13 @@ nlohmann::json test_report(const Opts& o, const training::ProbeFit& fit, const s
   const auto test = training::read_probe_rows(o.test_features, fp, modes, spec.prior.get());
   nlohmann::json t = nlohmann::json::object();
   for (const auto& m : training::test_probe(fit.mlp, spec, hp.head_dim, test, modes)) {
-    nlohmann::json e = {{"max_prob", m.max_prob}, {"n", m.n}};
+    nlohmann::json e = {{"max_prob", m.max_prob}, {"n", m.n}, {"ece_max_prob", m.max_prob_ece}, {"ece_probe", m.probe_ece}};
     for (const auto& [pct, a] : m.probe_by_share) e["probe_" + std::to_string(pct)] = a;
     t[m.mode] = e;
     if (!o.json)
-      std::fprintf(stderr, "test %-6s n=%zu  MaxProb %.2f  probe %.2f (25%% %.2f, 50%% %.2f, 75%% %.2f)\n", m.mode.c_str(), m.n,
-                   100 * m.max_prob, 100 * e.value("probe_100", 0.0), 100 * e.value("probe_25", 0.0),
-                   100 * e.value("probe_50", 0.0), 100 * e.value("probe_75", 0.0));
+      std::fprintf(stderr, "test %-6s n=%zu  AUROC MaxProb %.2f  probe %.2f (25%% %.2f, 50%% %.2f, 75%% %.2f)  ECE MaxProb %.3f  probe %.3f\n",
+                   m.mode.c_str(), m.n, 100 * m.max_prob, 100 * e.value("probe_100", 0.0), 100 * e.value("probe_25", 0.0),
+                   100 * e.value("probe_50", 0.0), 100 * e.value("probe_75", 0.0), m.max_prob_ece, m.probe_ece);
   }
   return t;
 }

@@ -17,6 +17,7 @@
 #include "reasoning/dataset.h"
 #include "reasoning/planned_generate.h"
 #include "reasoning/early_cut.h"
+#include "signals/confidence_metrics.h"
 #include "signals/confidence_probe.h"
 #include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
@@ -28,21 +29,12 @@ void add_eval_command(CLI::App& app);
 
 namespace {
 
-// Expected calibration error of answer confidences: 10 equal-width bins, |accuracy - mean
-// confidence| per bin weighted by its share of the answers.
+// Expected calibration error of (confidence, right) pairs (signals::expected_calibration_error).
 double expected_calibration_error(const std::vector<std::pair<double, bool>>& v) {
-  if (v.empty()) return 0;
-  double n[10] = {}, conf[10] = {}, acc[10] = {};
-  for (const auto& [c, ok] : v) {
-    const int b = std::clamp(static_cast<int>(c * 10), 0, 9);
-    n[b] += 1;
-    conf[b] += c;
-    acc[b] += ok;
-  }
-  double e = 0;
-  for (int b = 0; b < 10; ++b)
-    if (n[b] > 0) e += n[b] / static_cast<double>(v.size()) * std::abs(acc[b] / n[b] - conf[b] / n[b]);
-  return e;
+  std::vector<double> c;
+  std::vector<bool> ok;
+  for (const auto& [p, r] : v) c.push_back(p), ok.push_back(r);
+  return signals::expected_calibration_error(c, ok);
 }
 
 struct Tally {

@@ -454,8 +454,10 @@ void Exchange::record_outcome(const json& ext) {
     served = r->value("mode", "none");
     if (const auto a = r->find("answer_confidence"); a != r->end() && a->is_number()) conf = a->get<double>();
   }
-  if (const auto s = ext.find("signals"); s != ext.end() && s->is_object())
-    if (const auto m = s->find("max_prob"); m != s->end() && m->is_number()) conf = m->get<double>();
+  if (const auto s = ext.find("signals"); s != ext.end() && s->is_object()) {
+    if (const auto p = s->find("kv_probe"); p != s->end() && p->is_number()) conf = p->get<double>();  // the calibrated one
+    else if (const auto m = s->find("max_prob"); m != s->end() && m->is_number()) conf = m->get<double>();
+  }
   if (conf < 0 && top_prob_n > 0) conf = top_prob_sum / top_prob_n;
   srv->metrics.count_mode(requested, served);
   if (conf >= 0) {

@@ -142,7 +142,7 @@ std::string Metrics::render(const EngineStats* e) const {
            {"early_answer", "upgrade", "retry"}, reasoning_switches);
     decision_confidence.render(out, "kvscope_reasoning_confidence", "The difficulty estimator's confidence of auto decisions.");
   }
-  confidence.render(out, "kvscope_answer_confidence", "Confidence of finished answers (signals' max_prob, else the "
+  confidence.render(out, "kvscope_answer_confidence", "Confidence of finished answers (signals' kv_probe, else max_prob, else the "
                     "reasoning answer confidence, else the mean top-token probability when logprobs were asked).");
   if (anomaly.count() > 0) {
     anomaly.render(out, "kvscope_prompt_anomaly_score", "KV anomaly score of prompts against the model's KV profile (about 1 for normal traffic).");

@@ -90,4 +90,19 @@ double aupr(const std::vector<double>& scores, const std::vector<bool>& positive
   return ap;
 }
 
+double expected_calibration_error(const std::vector<double>& scores, const std::vector<bool>& positive) {
+  if (scores.empty()) return 0;
+  double n[10] = {}, conf[10] = {}, acc[10] = {};
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const int b = std::clamp(static_cast<int>(scores[i] * 10), 0, 9);
+    n[b] += 1;
+    conf[b] += scores[i];
+    acc[b] += positive[i];
+  }
+  double e = 0;
+  for (int b = 0; b < 10; ++b)
+    if (n[b] > 0) e += n[b] / static_cast<double>(scores.size()) * std::abs(acc[b] / n[b] - conf[b] / n[b]);
+  return e;
+}
+
 }  // namespace kvscope::signals

@@ -5,6 +5,8 @@
 //          least 95% of the positives (accept: score >= threshold). Lower is better.
 //   AUPR:  average precision with correct answers as positives: sum over distinct thresholds of
 //          precision * (recall gained), tied scores entering together.
+//   ECE:   expected calibration error of scores read as probabilities of being correct: 10
+//          equal-width bins, |accuracy - mean score| per bin weighted by its share (0 for no answers).
 // With no positives or no negatives the value is NaN (undefined), never a made-up number.
 #pragma once
 #include <vector>
@@ -14,5 +16,6 @@ namespace kvscope::signals {
 double auroc(const std::vector<double>& scores, const std::vector<bool>& positive);
 double fpr_at_tpr(const std::vector<double>& scores, const std::vector<bool>& positive, double tpr = 0.95);
 double aupr(const std::vector<double>& scores, const std::vector<bool>& positive);
+double expected_calibration_error(const std::vector<double>& scores, const std::vector<bool>& positive);
 
 }  // namespace kvscope::signals

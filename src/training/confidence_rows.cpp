@@ -302,8 +302,10 @@ std::vector<ProbeModeTest> test_probe(const signals::ProbeMLP& mlp, const signal
       }
     }
     if (mp.empty()) continue;
-    ProbeModeTest t{m, mp.size(), signals::auroc(mp, mp_ok), {}};
+    ProbeModeTest t{m, mp.size(), signals::auroc(mp, mp_ok), signals::expected_calibration_error(mp, mp_ok), 0, {}};
     for (auto& [sh, v] : by_share) t.probe_by_share[static_cast<int>(sh * 100)] = signals::auroc(v.first, v.second);
+    if (const auto f = by_share.find(1.0); f != by_share.end())
+      t.probe_ece = signals::expected_calibration_error(f->second.first, f->second.second);
     out.push_back(std::move(t));
   }
   return out;

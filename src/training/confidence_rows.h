@@ -115,6 +115,7 @@ struct ProbeModeTest {
   std::string mode;
   size_t n = 0;                           // finished answers
   double max_prob = 0;                    // MaxProb's AUROC
+  double max_prob_ece = 0, probe_ece = 0; // calibration error of MaxProb and of the final probe as P(correct)
   std::map<int, double> probe_by_share;   // share in percent (25, 50, 75, 100) -> the probe's AUROC
 };
 std::vector<ProbeModeTest> test_probe(const signals::ProbeMLP& mlp, const signals::ProbeSpec& spec, int head_dim,

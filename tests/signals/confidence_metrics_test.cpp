@@ -94,3 +94,15 @@ TEST(SignalsScores, LogitBaselinesByHand) {
   EXPECT_EQ(score_orientation("perplexity"), -1);
   EXPECT_EQ(score_orientation("entropy"), -1);
 }
+
+// A confident wrong answer is what calibration error counts: 0.95 said, 50% right in that bin.
+TEST(ConfidenceMetrics, CalibrationErrorWeighsEachBinByItsShare) {
+  EXPECT_DOUBLE_EQ(expected_calibration_error({}, {}), 0.0);
+  EXPECT_NEAR(expected_calibration_error({0.95, 0.95}, {true, false}), 0.45, 1e-12);
+  // Two bins, each calibrated: 0.25 said and 1 in 4 right, 0.75 said and 3 in 4 right.
+  EXPECT_NEAR(expected_calibration_error({0.25, 0.25, 0.25, 0.25, 0.75, 0.75, 0.75, 0.75},
+                                         {true, false, false, false, true, true, true, false}),
+              0.0, 1e-12);
+  // 1.0 falls in the top bin, 0.0 in the bottom one.
+  EXPECT_NEAR(expected_calibration_error({1.0, 0.0}, {false, true}), 1.0, 1e-12);
+}

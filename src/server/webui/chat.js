@@ -135,6 +135,9 @@ function split(msg) {
 
 function confidenceOf(msg) {
   const s = msg.ext && msg.ext.signals;
+  // The learned probe's P(correct) is calibrated on the model's own right and wrong answers; the
+  // mean top-token probability is near 1 even when the answer is wrong.
+  if (s && typeof s.kv_probe === 'number') return { value: s.kv_probe, source: 'server signals (kv_probe: the KV confidence probe, P(correct))' };
   if (s && typeof s.max_prob === 'number') return { value: s.max_prob, source: 'server signals (max_prob)' };
   const r = msg.ext && msg.ext.reasoning;
   if (r && typeof r.answer_confidence === 'number') return { value: r.answer_confidence, source: 'server: reasoning answer confidence' };
