@@ -39,6 +39,7 @@ const std::vector<EnvVar>& env_registry() {
       {"KVSCOPE_BIN", "a path", "tests: the kvscope executable the CLI tests run (ctest sets it)"},
       {"KVSCOPE_ORACLE_DIR", "a folder", "tests: where tools/oracle/setup.sh installed node-llama-cpp (default build/oracle)"},
       {"KVSCOPE_OPENAI_DIR", "a folder", "tests: where tools/openai/setup.sh installed the openai client (default build/npm-openai)"},
+      {"KVSCOPE_AISDK_DIR", "a folder", "tests: where tools/aisdk/setup.sh installed the AI SDK client (default build/npm-aisdk)"},
       {"KVSCOPE_SHARED_DIR", "a folder", "tests: the shared folder with real models (default ../shared beside the checkout)"},
       {"KVSCOPE_PARITY_FILES", "GGUF paths, comma-separated", "tests: extra files for the parity test (bench/compare_llamacpp.py --quantize)"},
       {"KVSCOPE_WEBTEST_DIR", "a folder", "tests: where tools/webtest/setup.sh installed playwright-core"},
