@@ -11,11 +11,11 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "server/server.h"
 #include "engine/context.h"
 #include "model/fingerprint.h"
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/dataset.h"
-#include "reasoning/planned_generate.h"
 #include "reasoning/early_cut.h"
 #include "signals/confidence_metrics.h"
 #include "signals/confidence_probe.h"
@@ -46,13 +46,92 @@ struct Tally {
   }
 };
 
+// One question answered through the server's pipeline (the request `serve` gets for it): a chat
+// turn at an effort of the model's format, or for the embedded model's mode lines a bare question
+// and a mode (auto: the difficulty estimate picks).
+struct Answered {
+  std::string text;     // the final attempt's whole text (reasoning, delimiters, a forced cut, answer)
+  std::string content;  // the answer part
+  std::string reasoning_text;  // the reasoning part
+  long tokens = 0;      // generated over every attempt (the cost)
+  int prompt_tokens = 0;
+  StopReason stop = StopReason::None;
+  int reasoning_tokens = 0;
+  nlohmann::json reasoning;             // kvscope.reasoning
+  double max_prob = -1, kv_probe = -1;  // kvscope.signals' answer confidences (-1: not reported)
+};
+
+struct Asker {
+  server::Server& srv;
+  reasoning::FormatKind kind;
+  int max_tokens;
+  bool mode_lines() const { return reasoning::format_of(kind).mode_line(); }
+
+  Answered ask(const std::vector<tok::ChatMessage>& messages, const std::string& question, serving::ReasoningMode mode,
+               std::optional<Effort> effort = std::nullopt) const {
+    server::GenRequest g;
+    if (mode_lines()) {
+      g.endpoint = server::Endpoint::Completions;
+      g.prompt = question;
+      g.reasoning = mode;
+    } else {
+      g.endpoint = server::Endpoint::Chat;
+      g.messages = messages;
+      const auto fixed = serving::fixed_mode(mode);
+      g.effort = effort ? *effort : fixed ? reasoning::effort_for_mode(kind, *fixed) : Effort::Auto;
+    }
+    g.sampling = greedy_sampling();
+    g.max_tokens = max_tokens;
+    g.fit_context = true;
+    const auto r = srv.run(std::move(g));
+    Answered a;
+    const nlohmann::json& b = r.body;
+    const nlohmann::json ext = b.value("kvscope", nlohmann::json::object());
+    a.text = r.text;
+    a.stop = r.stop_reason;
+    a.reasoning = ext.value("reasoning", nlohmann::json::object());
+    if (mode_lines()) {
+      reasoning::Splitter split(reasoning::FormatKind::Kvscope, true);
+      auto d = split.push(a.text);
+      const auto f = split.flush();
+      a.content = d.content + f.content, a.reasoning_text = d.reasoning + f.reasoning;
+    } else {
+      const auto& m = b["choices"][0]["message"];
+      a.content = m["content"].is_string() ? m["content"].get<std::string>() : "";
+      a.reasoning_text = m.contains("reasoning_content") && m["reasoning_content"].is_string() ? m["reasoning_content"].get<std::string>() : "";
+    }
+    const auto& usage = b["usage"];
+    a.prompt_tokens = usage.value("prompt_tokens", 0);
+    // EOS counted, as the adaptive driver's generated_total counts it.
+    a.tokens = a.reasoning.contains("generated_total") ? a.reasoning["generated_total"].get<long>()
+                                                       : usage.value("completion_tokens", 0L) + (a.stop == StopReason::Eos);
+    a.reasoning_tokens = usage.contains("completion_tokens_details") ? usage["completion_tokens_details"].value("reasoning_tokens", 0)
+                                                                     : a.reasoning.value("reasoning_tokens", 0);
+    if (const auto s = ext.find("signals"); s != ext.end()) {
+      a.max_prob = s->value("max_prob", -1.0);
+      a.kv_probe = s->value("kv_probe", -1.0);
+    }
+    return a;
+  }
+};
+
+// The in-process server of eval: greedy answers with kvscope.signals (the answer confidences).
+std::unique_ptr<server::Server> eval_server(const std::string& path, const ModelOpts& mo, const ReasoningOpts& ro, bool recheck) {
+  server::ServerOptions so = local_server_options(path, mo, ro);
+  so.signals = true;
+  if (!recheck) so.analysis_interval_ms = 0;
+  auto srv = std::make_unique<server::Server>(so);
+  srv->load();
+  return srv;
+}
+
 // eval --data FILE.jsonl: each item at each effort on the model's reasoning format, greedy; the
 // answer part of the response (the splitter's content) is checked against the item's answer.
 void eval_data(const std::string& model_path, const std::string& data, const std::string& efforts, int n, int max_tokens,
                const ModelOpts& mo, const ReasoningOpts& ro, const std::string& details_path, bool json, bool quiet) {
   const auto items = reasoning::load_dataset(data);
-  auto model = Model::load(model_path);
-  const reasoning::FormatKind kind = ro.format_of(*model);
+  auto srv = eval_server(model_path, mo, ro, true);
+  const reasoning::FormatKind kind = srv->reasoning_format();
   std::vector<reasoning::ReasoningPlan> plans;
   std::vector<std::string> names;
   for (size_t b = 0; b <= efforts.size();) {
@@ -65,8 +144,7 @@ void eval_data(const std::string& model_path, const std::string& data, const std
     plans.push_back(reasoning::plan(kind, {*eff, {}, {}}, ro.budgets));
     names.push_back(name);
   }
-  Context ctx(*model, mo.context_params());
-  const SamplingParams sp = greedy_sampling();
+  const Asker asker{*srv, kind, max_tokens};
   std::ofstream details;
   open_details(details, details_path);
   const size_t count = std::min(items.size(), static_cast<size_t>(n));
@@ -76,36 +154,30 @@ void eval_data(const std::string& model_path, const std::string& data, const std
   Progress bar(!quiet, static_cast<int>(count), "eval " + data, false);
   for (size_t i = 0; i < count; ++i) {
     const auto& it = items[i];
+    std::string question;  // the embedded model reads the last user message bare, as it was trained
+    for (const auto& m : it.messages)
+      if (m.role == "user") question = m.content;
     for (size_t k = 0; k < plans.size(); ++k) {
       const auto& p = plans[k];
-      std::vector<int32_t> ids;
-      if (reasoning::format_of(kind).mode_line()) {
-        // The embedded model has no chat template: the question and its mode line, as it was trained.
-        std::string q;
-        for (const auto& m : it.messages)
-          if (m.role == "user") q = m.content;
-        ids = model->tokenizer().encode(reasoning::ReasoningFormat().prompt(q, p.mode), true, false);
-      } else {
-        ids = encode_chat(*model, it.messages, &p);
-      }
-      if (static_cast<int>(ids.size()) >= ctx.n_ctx())
-        throw LimitError(data + ":" + std::to_string(it.line) + ": prompt of " + std::to_string(ids.size()) +
-                         " tokens does not fit the context");
       const auto t0 = std::chrono::steady_clock::now();
-      const auto r = reasoning::generate_planned(ctx, ids, p, sp, std::min(max_tokens, ctx.n_ctx() - static_cast<int>(ids.size())));
+      Answered r;
+      try {
+        r = asker.ask(it.messages, question, serving::reasoning_mode_of(p.mode), p.effort);
+      } catch (const LimitError& e) {
+        throw LimitError(data + ":" + std::to_string(it.line) + ": " + e.what());
+      }
       seconds[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const bool ok = reasoning::check_answer(it, r.content);
-      const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == StopReason::Eos ? 1 : 0);
       tallies[k].n += 1;
       tallies[k].correct += ok;
-      tallies[k].tokens += ntok;
+      tallies[k].tokens += r.tokens;
       reasoning_tokens[k] += r.reasoning_tokens;
       if (details) {
         nlohmann::json d = {{"line", it.line},         {"effort", names[k]},     {"correct", ok},
-                            {"tokens", ntok},          {"reasoning_tokens", r.reasoning_tokens},
-                            {"content", r.content},    {"reasoning_content", r.reasoning},
+                            {"tokens", r.tokens},      {"reasoning_tokens", r.reasoning_tokens},
+                            {"content", r.content},    {"reasoning_content", r.reasoning_text},
                             {"expected", it.regex.empty() ? it.answer : "/" + it.regex + "/"},
-                            {"stop", stop_reason_name(r.stop_reason)}};
+                            {"stop", stop_reason_name(r.stop)}};
         details << d.dump() << "\n";
       }
     }
@@ -210,23 +282,23 @@ void add_eval_command(CLI::App& app) {
       modes = {*m};
     }
     const std::string path = resolve_model(o->model.path);
-    auto model = Model::load(path);
-    reasoning::DifficultyFile difficulty;
     std::string difficulty_path;
     if (with_auto) {
       difficulty_path = difficulty_path_for(path, o->reasoning.difficulty);
       if (difficulty_path.empty())
         throw InputError("--mode auto needs a difficulty estimator: pass --difficulty FILE (kvscope train-difficulty)");
-      difficulty = reasoning::load_difficulty(difficulty_path, model_fingerprint(*model));
     }
+    if (o->early_cut && !with_auto) throw InputError("--early-cut applies to --mode auto");
+    // Every answer comes from the server's pipeline, as `serve` would give it (kvscope.signals
+    // included, for the answer confidences' calibration).
+    auto srv = eval_server(path, o->model, o->reasoning, !o->no_recheck);
+    const Model& model = *srv->model();
     const reasoning::ControllerConfig controller = o->reasoning.controller();
-    Context ctx(*model, o->model.context_params());
-    const SamplingParams sp = greedy_sampling();
     std::ofstream details;
     open_details(details, o->details);
     // The first reasoner's private format reads the bare question and its mode line; any other
     // format gets the question as a chat turn at each mode's effort, as the server renders it.
-    const reasoning::FormatKind kind = o->reasoning.format_of(*model);
+    const reasoning::FormatKind kind = srv->reasoning_format();
     const bool kv_format = reasoning::format_of(kind).mode_line();
     if (!reasoning::format_of(kind).reasons())
       throw InputError("the model has no reasoning format for tinygsm's modes (give --reasoning-format, or eval --data)");
@@ -237,9 +309,7 @@ void add_eval_command(CLI::App& app) {
     auto messages_of = [](const tinygsm::Item& it) {
       return std::vector<tok::ChatMessage>{{"user", tinygsm::user_message(it)}};
     };
-    auto plan_of = [&](tinygsm::Mode m) {
-      return reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->reasoning.budgets);
-    };
+    const Asker asker{*srv, kind, o->max_tokens};
 
     // Modes are interleaved problem by problem and each mode's time is the sum of its own runs, so a
     // machine that slows down or speeds up mid-run weighs on every mode alike (fair speed-ups).
@@ -249,115 +319,113 @@ void add_eval_command(CLI::App& app) {
       std::map<int, Tally> by_steps;
       long prompt_tokens = 0;
       double seconds = 0;
-      std::vector<std::pair<double, bool>> confidence;  // (answer confidence, right) per problem
+      // (answer confidence, right) per problem: the mean top-token probability, the probe's P(correct)
+      std::vector<std::pair<double, bool>> confidence, probe;
     };
     std::vector<ModeRun> runs;
-    for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0, {}});
-    ModeRun auto_run{"auto", {}, {}, 0, 0, {}};
+    for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0, {}, {}});
+    ModeRun auto_run{"auto", {}, {}, 0, 0, {}, {}};
     std::map<std::string, int> initial, final_mode;
     int early = 0, upgrades = 0, retries = 0, fallbacks = 0;
     double estimate_ms = 0;
+    // --early-cut: the probe's monitor is not part of the server's pipeline; auto runs on one Context
+    // with reasoning::generate_adaptive instead (its AttemptMonitor restarts an attempt there).
+    std::unique_ptr<Context> cut_ctx;
+    reasoning::DifficultyFile difficulty;
     reasoning::AdaptiveOptions ao;
-    ao.controller = controller;
-    ao.max_tokens = o->max_tokens;
-    ao.runtime_checks = !o->no_recheck;
     std::unique_ptr<signals::ProbeFile> probe;
     std::unique_ptr<reasoning::ProbeEarlyCut> cutter;
     if (o->early_cut) {
-      if (!with_auto) throw InputError("--early-cut applies to --mode auto");
+      difficulty = reasoning::load_difficulty(difficulty_path, model_fingerprint(model));
       const std::string pp = o->probe.empty() ? signals::sibling_probe_path(path) : o->probe;
       if (pp.empty()) throw InputError("--early-cut needs a confidence probe: pass --probe FILE (kvscope train-confidence)");
-      probe = std::make_unique<signals::ProbeFile>(signals::load_probe(pp, model_fingerprint(*model)));
-      cutter = std::make_unique<reasoning::ProbeEarlyCut>(*model, *probe, o->cut_below, o->cut_min_tokens);
+      probe = std::make_unique<signals::ProbeFile>(signals::load_probe(pp, model_fingerprint(model)));
+      cutter = std::make_unique<reasoning::ProbeEarlyCut>(model, *probe, o->cut_below, o->cut_min_tokens);
+      cut_ctx = std::make_unique<Context>(model, o->model.context_params());
+      ao.controller = controller;
+      ao.max_tokens = o->max_tokens;
+      ao.runtime_checks = !o->no_recheck;
       ao.monitor = cutter.get();
     }
     int early_cuts = 0;
     using clock = std::chrono::steady_clock;
     auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-    auto tally = [](ModeRun& mr, int steps, bool ok, long ntok) {
-      for (Tally* t : {&mr.all, &mr.by_steps[steps]}) {
+    auto tally = [](ModeRun& mr, const tinygsm::Item& it, bool ok, const Answered& a) {
+      for (Tally* t : {&mr.all, &mr.by_steps[it.steps]}) {
         t->n += 1;
         t->correct += ok;
-        t->tokens += ntok;
+        t->tokens += a.tokens;
       }
+      if (a.max_prob >= 0) mr.confidence.emplace_back(a.max_prob, ok);
+      if (a.kv_probe >= 0) mr.probe.emplace_back(a.kv_probe, ok);
+    };
+    auto detail = [&](const ModeRun& mr, const tinygsm::Item& it, bool ok, const Answered& a, std::optional<int64_t> got) {
+      if (!details) return;
+      nlohmann::json d = {{"index", it.index},   {"mode", mr.name},  {"steps", it.steps},
+                          {"answer", it.answer}, {"correct", ok},    {"tokens", a.tokens},
+                          {"output", a.text},    {"stop", stop_reason_name(a.stop)}, {"question", it.question}};
+      if (got) d["parsed"] = *got;
+      if (a.max_prob >= 0) d["max_prob"] = a.max_prob;
+      if (a.kv_probe >= 0) d["kv_probe"] = a.kv_probe;
+      if (&mr == &auto_run) d["kvscope"] = a.reasoning;
+      details << d.dump() << '\n';
     };
     Progress bar(!o->quiet, o->n, "eval " + o->split + "/" + o->mode);
     const auto t0 = clock::now();
     for (size_t i = 0; i < items.size(); ++i) {
       const auto& it = items[i];
+      const std::string question = reasoning::tinygsm_question(it);
       for (size_t k = 0; k < modes.size(); ++k) {
         ModeRun& mr = runs[k];
         const auto ts = clock::now();
-        const auto plan = plan_of(modes[k]);
-        const auto ids = kv_format ? model->tokenizer().encode(tinygsm::format_prompt(it, modes[k]), true, false)
-                                   : encode_chat(*model, messages_of(it), &plan);
-        if (static_cast<int>(ids.size()) >= ctx.n_ctx())
-          throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
-        const int room = std::min(o->max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
-        GenerateResult r;
-        double confidence = -1;
-        std::string answer;  // the text the answer is read from
-        if (kv_format) {
-          r = generate(ctx, ids, sp, room);
-          answer = r.text;
-        } else {  // the answer is the content after the think block
-          auto pr = reasoning::generate_planned(ctx, ids, plan, sp, room);
-          r.tokens = std::move(pr.tokens);
-          r.stop_reason = pr.stop_reason;
-          r.text = std::move(pr.text);
-          answer = std::move(pr.content);
-          confidence = pr.max_prob;
-        }
-        const auto got = tinygsm::parse_answer(answer);
+        const Answered a = asker.ask(messages_of(it), question, serving::reasoning_mode_of(modes[k]));
+        // The answer is read from the text (the embedded model's cue), or from the content after the think block.
+        const auto got = tinygsm::parse_answer(kv_format ? a.text : a.content);
         mr.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
-        const long ntok = static_cast<long>(r.tokens.size()) + (r.stop_reason == StopReason::Eos ? 1 : 0);
-        mr.prompt_tokens += static_cast<long>(ids.size());
-        tally(mr, it.steps, ok, ntok);
-        if (confidence >= 0) mr.confidence.emplace_back(confidence, ok);
-        if (details) {
-          nlohmann::json d = {{"index", it.index},   {"mode", mr.name},       {"steps", it.steps},
-                              {"answer", it.answer}, {"correct", ok},         {"tokens", ntok},
-                              {"output", r.text},    {"stop", stop_reason_name(r.stop_reason)}, {"question", it.question}};
-          if (got) d["parsed"] = *got;
-          if (confidence >= 0) d["max_prob"] = confidence;
-          details << d.dump() << '\n';
-        }
+        mr.prompt_tokens += a.prompt_tokens;
+        tally(mr, it, ok, a);
+        detail(mr, it, ok, a, got);
       }
       if (with_auto) {
         const auto ts = clock::now();
-        if (!kv_format) {
-          ao.kind = kind;
-          ao.budgets = o->reasoning.budgets;
-          ao.question_tokens = encode_chat(*model, messages_of(it), nullptr);
-          ao.render = [&](tinygsm::Mode m) {
-            const auto p = plan_of(m);
-            return encode_chat(*model, messages_of(it), &p);
-          };
+        Answered a;
+        if (cutter) {
+          if (!kv_format) {
+            ao.kind = kind;
+            ao.budgets = o->reasoning.budgets;
+            ao.question_tokens = encode_chat(model, messages_of(it), nullptr);
+            ao.render = [&](tinygsm::Mode m) {
+              const auto p = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->reasoning.budgets);
+              return encode_chat(model, messages_of(it), &p);
+            };
+          }
+          const auto r = reasoning::generate_adaptive(*cut_ctx, question, greedy_sampling(), difficulty.features, &difficulty.mlp, ao);
+          a.text = r.text, a.content = r.content, a.tokens = r.generated_total, a.stop = r.stop_reason;
+          a.reasoning = r.report;
+          a.reasoning["estimate_ms"] = r.estimate_ms;
+          a.reasoning["initial_mode"] = std::string(reasoning::mode_name(r.initial.mode));
+          a.reasoning["final_mode"] = std::string(reasoning::mode_name(r.final_mode));
+          a.reasoning["confidence"] = r.initial.confidence;
+        } else {
+          a = asker.ask(messages_of(it), question, serving::ReasoningMode::Auto);
         }
-        auto r = reasoning::generate_adaptive(ctx, reasoning::tinygsm_question(it), sp, difficulty.features,
-                                              &difficulty.mlp, ao);
-        const auto got = tinygsm::parse_answer(kv_format ? r.text : r.content);
+        const auto got = tinygsm::parse_answer(kv_format ? a.text : a.content);
         auto_run.seconds += seconds_since(ts);
         const bool ok = got && *got == it.answer;
-        tally(auto_run, it.steps, ok, r.generated_total);
-        initial[std::string(reasoning::mode_name(r.initial.mode))]++;
-        final_mode[std::string(reasoning::mode_name(r.final_mode))]++;
-        for (const auto& sw : r.report["switches"]) {
+        tally(auto_run, it, ok, a);
+        const nlohmann::json& rep = a.reasoning;
+        initial[rep.value("initial_mode", "?")]++;
+        final_mode[rep.value("final_mode", rep.value("mode", "?"))]++;
+        for (const auto& sw : rep.value("switches", nlohmann::json::array())) {
           early += sw["action"] == "early_answer";
           upgrades += sw["action"] == "upgrade";
           retries += sw["action"] == "retry";
           early_cuts += sw["action"] == "early_cut";
         }
-        fallbacks += r.initial.confidence < controller.min_confidence;
-        estimate_ms += r.estimate_ms;
-        if (details) {
-          nlohmann::json d = {{"index", it.index},   {"mode", "auto"},        {"steps", it.steps},
-                              {"answer", it.answer}, {"correct", ok},         {"tokens", r.generated_total},
-                              {"output", r.text},    {"stop", stop_reason_name(r.stop_reason)}, {"kvscope", r.report}};
-          if (got) d["parsed"] = *got;
-          details << d.dump() << '\n';
-        }
+        fallbacks += rep.value("confidence", 1.0) < controller.min_confidence;
+        estimate_ms += rep.value("estimate_ms", 0.0);
+        detail(auto_run, it, ok, a, got);
       }
       const Tally& shown = with_auto ? auto_run.all : runs.back().all;
       bar.update(static_cast<int>(i + 1), shown.correct, seconds_since(t0));
@@ -377,6 +445,12 @@ void add_eval_command(CLI::App& app) {
         for (const auto& c : mr.confidence) mean += c.first;
         j["mean_max_prob"] = mean / static_cast<double>(mr.confidence.size());
         j["ece_max_prob"] = expected_calibration_error(mr.confidence);
+      }
+      if (!mr.probe.empty()) {  // the answer confidence the web chat shows (signals.kv_probe)
+        double mean = 0;
+        for (const auto& c : mr.probe) mean += c.first;
+        j["mean_kv_probe"] = mean / static_cast<double>(mr.probe.size());
+        j["ece_kv_probe"] = expected_calibration_error(mr.probe);
       }
       return j;
     };
@@ -449,6 +523,8 @@ void add_eval_command(CLI::App& app) {
         std::printf(" %8s", "-");
       if (j.contains("ece_max_prob"))
         std::printf("  confidence %.3f, ECE %.3f", j["mean_max_prob"].get<double>(), j["ece_max_prob"].get<double>());
+      if (j.contains("ece_kv_probe"))
+        std::printf("; probe %.3f, ECE %.3f", j["mean_kv_probe"].get<double>(), j["ece_kv_probe"].get<double>());
       std::printf("\n");
     }
     std::printf("wall_s: each mode's own time; the modes run interleaved, problem by problem\n");

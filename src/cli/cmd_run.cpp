@@ -8,13 +8,10 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/context.h"
 #include "engine/engine.h"
-#include "model/fingerprint.h"
-#include "reasoning/adaptive_generate.h"
-#include "reasoning/planned_generate.h"
+#include "reasoning/format.h"
+#include "server/server.h"
 #include "serving/job.h"
-#include "signals/scored_generation.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
 
@@ -94,6 +91,185 @@ void run_with_session(const Model& model, const Opts& o, const std::vector<int32
   }
 }
 
+
+// The reasoning of a completion's text (a completion is not split by the API): the embedded
+// model's mode line and cue, or a think block the plan opened.
+reasoning::Splitter::Delta split_text(reasoning::FormatKind kind, bool open, const std::string& text) {
+  reasoning::Splitter split(kind, open);
+  auto d = split.push(text);
+  const auto f = split.flush();
+  return {d.reasoning + f.reasoning, d.content + f.content};
+}
+
+std::string effort_of_mode(reasoning::FormatKind kind, const nlohmann::json& mode) {
+  const auto m = mode.is_string() ? parse_mode(mode.get<std::string>()) : std::nullopt;
+  return m ? std::string(effort_name(reasoning::effort_for_mode(kind, *m))) : "?";
+}
+
+// Everything but --session-file runs the server's pipeline in-process (server::Server::run): the
+// request `serve` gets for the same prompt and flags, so the text, the reasoning trace and the
+// signals are the server's.
+void run_local(const Opts& o) {
+  server::ServerOptions so = local_server_options(resolve_model(o.model.path), o.model, o.ro);
+  so.signals = o.json && !o.no_signals;
+  so.signal_layers = o.signal_layers;
+  so.signal_pre_rope = o.pre_rope;
+  so.signal_trace = o.signal_trace;
+  server::Server srv(so);
+  srv.load();
+  const Model& model = *srv.model();
+  const reasoning::FormatKind kind = srv.reasoning_format();
+  const reasoning::Format& fm = reasoning::format_of(kind);
+  // kvscope's modes as mode lines (the embedded model, or a model without a reasoning format).
+  const bool mode_lines = fm.mode_line() || !fm.reasons();
+
+  std::optional<Effort> effort;
+  if (!o.effort.empty()) effort = parse_effort(o.effort);
+  std::optional<serving::ReasoningMode> mode;
+  if (!o.reasoning.empty()) mode = serving::parse_reasoning_mode(o.reasoning);
+  const bool reasons = mode || effort || o.budget_set;
+  const bool wants_auto = (mode && *mode == serving::ReasoningMode::Auto) || effort == Effort::Auto;
+  if (wants_auto && difficulty_path_for(so.model_path, o.ro.difficulty).empty()) {
+    if (mode) throw InputError("--reasoning auto needs a difficulty estimator: pass --difficulty FILE (kvscope train-difficulty)");
+    throw InputError("--reasoning-effort auto needs a difficulty estimator for this model (reasoning format '" +
+                     std::string(fm.name()) + "'): pass --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)");
+  }
+  bool chat = o.chat;
+  // The embedded model has no chat template: its chat is the bare question, as it was trained.
+  if (reasons && fm.mode_line() && model.chat_template().empty()) chat = false;
+  // A model trained with levels in the system message only knows its chat turns.
+  if (reasons && fm.level_after_conversation() && !model.chat_template().empty()) chat = true;
+  // Where a completion's text starts (a chat response is split by the server).
+  bool open = false;
+  if (reasons && !chat && fm.reasons() && !fm.mode_line() && !wants_auto) {
+    reasoning::PlanRequest pr;
+    pr.effort = effort;
+    if (o.budget_set) pr.budget = o.budget;
+    if (mode) pr.effort = serving::fixed_mode(*mode) ? fm.effort_for_mode(*serving::fixed_mode(*mode)) : Effort::Auto;
+    open = reasoning::plan(kind, pr, o.ro.budgets).thinking;  // InputError names the format
+  }
+
+  server::GenRequest g;
+  g.endpoint = chat ? server::Endpoint::Chat : server::Endpoint::Completions;
+  if (chat) {
+    if (!o.system.empty()) g.messages.push_back({"system", o.system});
+    g.messages.push_back({"user", o.prompt});
+  } else {
+    g.prompt = o.prompt;
+  }
+  g.sampling = o.sampling.params();
+  g.max_tokens = std::max(1, o.n_predict);
+  g.fit_context = true;
+  g.effort = effort;
+  g.reasoning = mode;
+  if (o.budget_set) g.thinking_budget = o.budget;
+
+  // Text as it comes: the reasoning on stderr, the answer on stdout.
+  std::optional<reasoning::Splitter> live;
+  if (open || (reasons && !chat && fm.reasons() && !fm.mode_line())) live.emplace(kind, open);
+  auto show = [&](const std::string& rs, const std::string& cs) {
+    std::fwrite(rs.data(), 1, rs.size(), stderr);
+    std::fwrite(cs.data(), 1, cs.size(), stdout);
+    std::fflush(stdout);
+  };
+  auto on_event = [&](const serving::Event& ev) {
+    if (o.json) return;
+    if (const auto* r = std::get_if<serving::ReasoningDelta>(&ev)) {
+      show(r->text, "");
+    } else if (const auto* c = std::get_if<serving::ContentDelta>(&ev)) {
+      if (!live) return show("", c->text);
+      const auto d = live->push(c->text);
+      show(d.reasoning, d.content);
+    }
+  };
+  const auto r = srv.run(std::move(g), on_event);
+  if (live && !o.json) {
+    const auto d = live->flush();
+    show(d.reasoning, d.content);
+  }
+
+  const nlohmann::json& body = r.body;
+  const nlohmann::json& choice = body["choices"][0];
+  const nlohmann::json ext = body.value("kvscope", nlohmann::json::object());
+  const nlohmann::json rep = ext.value("reasoning", nlohmann::json::object());
+  const nlohmann::json usage = body.value("usage", nlohmann::json::object());
+  std::string text, reasoning_text, content_text;
+  if (chat) {
+    const nlohmann::json& m = choice["message"];
+    reasoning_text = m.value("reasoning_content", nlohmann::json()).is_string() ? m["reasoning_content"].get<std::string>() : "";
+    content_text = m.value("content", nlohmann::json()).is_string() ? m["content"].get<std::string>() : "";
+    text = r.text;
+  } else {
+    text = choice.value("text", "");
+    if (r.adaptive && mode_lines) {
+      const auto d = split_text(reasoning::FormatKind::Kvscope, true, text);
+      reasoning_text = d.reasoning, content_text = d.content;
+    } else if (reasons && fm.reasons()) {
+      const auto d = split_text(kind, open, text);
+      reasoning_text = d.reasoning, content_text = d.content;
+    } else {
+      content_text = text;
+    }
+  }
+  const int reasoning_tokens = usage.contains("completion_tokens_details")
+                                   ? usage["completion_tokens_details"].value("reasoning_tokens", 0)
+                                   : rep.value("reasoning_tokens", 0);
+  const std::string stop = std::string(stop_reason_name(r.stop_reason));
+  const double gen_ms = r.total_ms - r.first_output_ms;
+  if (o.json) {
+    nlohmann::json j = {{"text", text},
+                        {"tokens", r.tokens},
+                        {"prompt_tokens", r.prompt_tokens},
+                        {"stop_reason", stop},
+                        {"finish_reason", choice.value("finish_reason", nlohmann::json())},
+                        {"prompt_ms", r.first_output_ms},
+                        {"gen_ms", gen_ms},
+                        {"kvscope", ext}};
+    if (reasons) {
+      j["reasoning_content"] = reasoning_text;
+      j["content"] = content_text;
+      j["reasoning_tokens"] = reasoning_tokens;
+    }
+    if (ext.contains("signals")) j["signals"] = ext["signals"];
+    std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  if (r.adaptive) {
+    // Shown once the run ended: an upgrade or a retry discards what an attempt wrote.
+    if (mode_lines && !chat) {
+      std::printf("%s\n", text.c_str());
+    } else {
+      std::fwrite(reasoning_text.data(), 1, reasoning_text.size(), stderr);
+      std::printf("%s\n", content_text.c_str());
+    }
+    std::fflush(stdout);  // the text's line is out before the statistics' line on stderr
+    const nlohmann::json final_mode = rep.contains("final_mode") ? rep["final_mode"] : rep.value("mode", nlohmann::json());
+    const int generated = rep.value("generated_total", 0);
+    if (mode_lines) {
+      std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n", rep.value("requested", "?").c_str(),
+                   rep.value("initial_mode", "?").c_str(), final_mode.is_string() ? final_mode.get<std::string>().c_str() : "?",
+                   rep.value("reason", "").c_str(), generated, stop.c_str());
+    } else {
+      std::fprintf(stderr, "[reasoning auto on %s: %s -> %s (%s); %d tokens generated, stop: %s]\n", std::string(fm.name()).c_str(),
+                   effort_of_mode(kind, rep.value("initial_mode", nlohmann::json())).c_str(),
+                   effort_of_mode(kind, final_mode).c_str(), rep.value("reason", "").c_str(), generated, stop.c_str());
+    }
+    return;
+  }
+  // The statistics go on their own line of stderr: stdout's newline is flushed first (a pipe
+  // buffers it, and the two streams would interleave as "Answer: 86[41 prompt tokens ...").
+  std::printf("\n");
+  std::fflush(stdout);
+  if (reasons && rep.contains("format")) {
+    std::fprintf(stderr, "[reasoning %s on %s: %d reasoning tokens%s, %zu generated, stop: %s]\n",
+                 rep.value("effort", "?").c_str(), rep.value("format", "?").c_str(), reasoning_tokens,
+                 rep.value("budget_cut", false) ? " (budget cut)" : "", r.tokens.size(), stop.c_str());
+  } else {
+    std::fprintf(stderr, "[%d prompt tokens in %.1f ms, %zu generated in %.1f ms: %.1f tok/s, stop: %s]\n", r.prompt_tokens,
+                 r.first_output_ms, r.tokens.size(), gen_ms, gen_ms > 0 ? r.tokens.size() * 1000.0 / gen_ms : 0.0, stop.c_str());
+  }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -131,25 +307,9 @@ void add_run_command(CLI::App& app) {
     if (o->budget_set && o->budget < -1)
       throw InputError("--reasoning-budget must be -1 (unbounded), 0 (no thinking) or a positive number of tokens (got " +
                        std::to_string(o->budget) + ")");
-    // The flags' spellings (checked by CLI11) become enums here, once.
-    // adaptive: an adaptive run in `mode` (--reasoning, or an effort on the embedded model).
-    bool adaptive = !o->reasoning.empty();
-    serving::ReasoningMode mode = serving::ReasoningMode::Auto;
-    std::optional<Effort> effort;
-    if (adaptive) mode = serving::parse_reasoning_mode(o->reasoning).value_or(serving::ReasoningMode::Auto);
-    if (!o->effort.empty()) effort = parse_effort(o->effort);
-    const std::string path = resolve_model(o->model.path);
-    auto model = Model::load(path, o->model.threads);
-    SamplingParams sp = o->sampling.params();
-    // --reasoning's modes on a format with efforts are its efforts for them (effort_for_mode; levels:
-    // low, medium, high); a model without a format gets the mode lines, as the first reasoner did.
-    if (const auto kind = o->ro.format_of(*model);
-        adaptive && reasoning::format_of(kind).reasons() && !reasoning::format_of(kind).mode_line()) {
-      if (effort) throw InputError("give one of --reasoning and --reasoning-effort");
-      const auto fixed = serving::fixed_mode(mode);
-      effort = fixed ? reasoning::effort_for_mode(kind, *fixed) : Effort::Auto;
-      adaptive = false;
-    }
+    if (!o->reasoning.empty() && (!o->effort.empty() || o->budget_set))
+      throw InputError("give one of --reasoning and --reasoning-effort");
+    if (!o->reasoning.empty() && o->chat) throw InputError("--reasoning takes a plain question, not --chat");
     if (!o->prompt_file.empty()) {
       std::ifstream f(o->prompt_file, std::ios::binary);
       if (!f) throw InputError("cannot read the prompt file " + o->prompt_file);
@@ -157,201 +317,24 @@ void add_run_command(CLI::App& app) {
     }
     if (o->prompt.empty()) throw InputError("empty prompt (give -p TEXT)");
     if (!tok::is_valid_utf8(o->prompt)) throw InputError("prompt is not valid UTF-8");
-    if (effort || o->budget_set) {
-      if (adaptive) throw InputError("give one of --reasoning and --reasoning-effort");
-      const reasoning::FormatKind kind = o->ro.format_of(*model);
-      reasoning::PlanRequest pr;
-      pr.effort = effort;
-      if (o->budget_set) pr.budget = o->budget;
-      const reasoning::ReasoningPlan plan = reasoning::plan(kind, pr, o->ro.budgets);  // InputError names the format
-      const reasoning::Format& fm = plan.fmt();
-      // The embedded model has no chat template: its chat is the bare question, as it was trained.
-      if (fm.mode_line() && o->chat && model->chat_template().empty()) o->chat = false;
-      // A model trained with levels in the system message only knows its chat turns.
-      if (fm.level_after_conversation() && !model->chat_template().empty()) o->chat = true;
-      if (fm.mode_line() && !o->chat) {
-        // The embedded model's levels are its mode lines: the adaptive run below carries them.
-        mode = pr.effort == Effort::Auto ? serving::ReasoningMode::Auto : serving::reasoning_mode_of(plan.mode);
-        adaptive = true;
-      } else {
+    const bool reasons = !o->reasoning.empty() || !o->effort.empty() || o->budget_set;
+    if (!o->session_file.empty()) {
+      if (reasons) throw InputError("--session-file runs a plain prompt: drop --reasoning, --reasoning-effort and --reasoning-budget");
+      const std::string path = resolve_model(o->model.path);
+      auto model = Model::load(path, o->model.threads);
+      std::vector<int32_t> ids;
+      if (o->chat) {
         std::vector<tok::ChatMessage> msgs;
         if (!o->system.empty()) msgs.push_back({"system", o->system});
         msgs.push_back({"user", o->prompt});
-        // A prompt with the think block (or level) of a plan, as the server renders it.
-        auto render = [&](const reasoning::ReasoningPlan* p) {
-          if (o->chat) return encode_chat(*model, msgs, p);
-          auto ids = model->tokenizer().encode(o->prompt, true, false);
-          if (p) {
-            const auto sfx = model->tokenizer().encode(p->prompt_suffix(), false, true);
-            ids.insert(ids.end(), sfx.begin(), sfx.end());
-          }
-          return ids;
-        };
-        if (pr.effort == Effort::Auto) {
-          // The adaptive run on this format: the estimator picks an effort from the prompt's KV.
-          const std::string dpath = difficulty_path_for(path, o->ro.difficulty);
-          if (dpath.empty())
-            throw InputError("--reasoning-effort auto needs a difficulty estimator for this model (reasoning format '" +
-                             std::string(reasoning::format_name(kind)) +
-                             "'): pass --difficulty FILE (kvscope train-difficulty --data FILE.jsonl)");
-          const auto diff = reasoning::load_difficulty(dpath, model_fingerprint(*model));
-          reasoning::AdaptiveOptions ao;
-          ao.controller = o->ro.controller();
-          ao.max_tokens = std::max(1, o->n_predict);
-          ao.kind = kind;
-          ao.budgets = o->ro.budgets;
-          ao.question_tokens = render(nullptr);
-          ao.render = [&](reasoning::Mode m) {
-            const auto p = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->ro.budgets);
-            return render(&p);
-          };
-          Context ctx(*model, o->model.context_params());
-          const auto r = reasoning::generate_adaptive(ctx, o->prompt, sp, diff.features, &diff.mlp, ao);
-          if (o->json) {
-            nlohmann::json rep = r.report;
-            rep["effort"] = std::string(effort_name(reasoning::effort_for_mode(kind, r.final_mode)));
-            rep["reasoning_tokens"] = r.reasoning_tokens;
-            nlohmann::json j = {{"text", r.text},          {"reasoning_content", r.reasoning}, {"content", r.content},
-                                {"tokens", r.tokens},      {"reasoning_tokens", r.reasoning_tokens},
-                                {"stop_reason", stop_reason_name(r.stop_reason)}, {"kvscope", {{"reasoning", rep}}}};
-            std::printf("%s\n", j.dump().c_str());
-          } else {
-            std::fwrite(r.reasoning.data(), 1, r.reasoning.size(), stderr);
-            std::printf("%s\n", r.content.c_str());
-            std::fflush(stdout);
-            std::fprintf(stderr, "[reasoning auto on %s: %s -> %s (%s); %d tokens generated, stop: %s]\n",
-                         std::string(reasoning::format_name(kind)).c_str(),
-                         std::string(effort_name(reasoning::effort_for_mode(kind, r.initial.mode))).c_str(),
-                         std::string(effort_name(reasoning::effort_for_mode(kind, r.final_mode))).c_str(),
-                         r.initial.reason.c_str(), r.generated_total, std::string(stop_reason_name(r.stop_reason)).c_str());
-          }
-          return;
-        }
-        std::vector<int32_t> ids;
-        ids = render(&plan);
-        Context ctx(*model, o->model.context_params());
-        const auto r = reasoning::generate_planned(ctx, ids, plan, sp, std::max(1, o->n_predict),
-                                                   [&](const std::string& rs, const std::string& cs) {
-                                                     if (o->json) return;
-                                                     // The reasoning on stderr, the answer on stdout.
-                                                     std::fwrite(rs.data(), 1, rs.size(), stderr);
-                                                     std::fwrite(cs.data(), 1, cs.size(), stdout);
-                                                     std::fflush(stdout);
-                                                   });
-        if (o->json) {
-          nlohmann::json rep = {{"format", std::string(reasoning::format_name(kind))},
-                                {"effort", std::string(effort_name(plan.effort))},
-                                {"level", plan.level_name()},
-                                {"thinking", plan.thinking},
-                                {"budget", plan.budget},
-                                {"budget_cut", r.budget_cut},
-                                {"reasoning_tokens", r.reasoning_tokens}};
-          nlohmann::json j = {{"text", r.text},           {"reasoning_content", r.reasoning},
-                              {"content", r.content},     {"tokens", r.tokens},
-                              {"prompt_tokens", ids.size()}, {"reasoning_tokens", r.reasoning_tokens},
-                              {"stop_reason", stop_reason_name(r.stop_reason)}, {"kvscope", {{"reasoning", rep}}}};
-          std::printf("%s\n", j.dump().c_str());
-        } else {
-          std::printf("\n");
-          std::fflush(stdout);
-          std::fprintf(stderr, "[reasoning %s on %s: %d reasoning tokens%s, %zu generated, stop: %s]\n",
-                       std::string(effort_name(plan.effort)).c_str(), std::string(reasoning::format_name(kind)).c_str(),
-                       r.reasoning_tokens, r.budget_cut ? " (budget cut)" : "", r.tokens.size(),
-                       std::string(stop_reason_name(r.stop_reason)).c_str());
-        }
-        return;
-      }
-    }
-    if (adaptive) {
-      const serving::ReasoningMode asked = mode;
-      if (o->chat) throw InputError("--reasoning takes a plain question, not --chat");
-      reasoning::AdaptiveOptions ao;
-      ao.controller = o->ro.controller();
-      ao.max_tokens = std::max(1, o->n_predict);
-      reasoning::DifficultyFile diff;
-      const reasoning::DifficultyMLP* mlp = nullptr;
-      if (asked == serving::ReasoningMode::Auto) {
-        const std::string dpath = difficulty_path_for(path, o->ro.difficulty);
-        if (dpath.empty())
-          throw InputError("--reasoning auto needs a difficulty estimator: pass --difficulty FILE (kvscope train-difficulty)");
-        diff = reasoning::load_difficulty(dpath, model_fingerprint(*model));
-        mlp = &diff.mlp;
+        ids = encode_chat(*model, msgs);
       } else {
-        ao.forced = serving::fixed_mode(asked);
+        ids = model->tokenizer().encode(o->prompt, true, false);
       }
-      Context ctx(*model, o->model.context_params());
-      const auto r = reasoning::generate_adaptive(ctx, o->prompt, sp, diff.features, mlp, ao);
-      if (o->json) {
-        nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"stop_reason", stop_reason_name(r.stop_reason)},
-                            {"kvscope", {{"reasoning", r.report}}}};
-        // The mode line and the reasoning apart from the answer, as the server's chat shows them.
-        reasoning::Splitter split(reasoning::FormatKind::Kvscope, true);
-        auto d = split.push(r.text);
-        const auto f = split.flush();
-        j["reasoning_content"] = d.reasoning + f.reasoning;
-        j["content"] = d.content + f.content;
-        std::printf("%s\n", j.dump().c_str());
-      } else {
-        std::printf("%s\n", r.text.c_str());
-        std::fflush(stdout);  // the text's line is out before the statistics' line on stderr
-        std::fprintf(stderr, "[reasoning %s: %s -> %s (%s); %d tokens generated, stop: %s]\n",
-                     std::string(serving::reasoning_mode_name(asked)).c_str(),
-                     std::string(reasoning::mode_name(r.initial.mode)).c_str(),
-                     std::string(reasoning::mode_name(r.final_mode)).c_str(), r.initial.reason.c_str(),
-                     r.generated_total, std::string(stop_reason_name(r.stop_reason)).c_str());
-      }
+      run_with_session(*model, *o, ids, o->sampling.params());
       return;
     }
-    std::vector<int32_t> ids;
-    if (o->chat) {
-      std::vector<tok::ChatMessage> msgs;
-      if (!o->system.empty()) msgs.push_back({"system", o->system});
-      msgs.push_back({"user", o->prompt});
-      ids = encode_chat(*model, msgs);
-    } else {
-      ids = model->tokenizer().encode(o->prompt, true, false);
-    }
-    if (!o->session_file.empty()) {
-      run_with_session(*model, *o, ids, sp);
-      return;
-    }
-    Context ctx(*model, o->model.context_params());
-    if (static_cast<int>(ids.size()) > ctx.n_ctx())
-      throw LimitError("prompt too long: " + std::to_string(ids.size()) + " tokens exceed the context of " +
-                       std::to_string(ctx.n_ctx()));
-    auto stream = [&](int32_t, const std::string& piece) {
-      if (!o->json) {
-        std::fwrite(piece.data(), 1, piece.size(), stdout);
-        std::fflush(stdout);
-      }
-      return true;
-    };
-    const bool with_signals = o->json && !o->no_signals;
-    signals::ScoredResult scored;
-    if (with_signals) {
-      signals::SignalOptions so;
-      so.layers = o->signal_layers;
-      so.pre_rope = o->pre_rope;
-      so.trace = o->signal_trace;
-      scored = signals::generate_scored(ctx, ids, sp, o->n_predict, so, stream);
-    } else {
-      scored.gen = generate(ctx, ids, sp, o->n_predict, stream);
-    }
-    const GenerateResult& r = scored.gen;
-    if (o->json) {
-      nlohmann::json j = {{"text", r.text}, {"tokens", r.tokens}, {"prompt_tokens", r.n_prompt},
-                          {"stop_reason", stop_reason_name(r.stop_reason)}, {"prompt_ms", r.prompt_ms}, {"gen_ms", r.gen_ms}};
-      if (with_signals) j["signals"] = scored.signals.to_json();
-      std::printf("%s\n", j.dump().c_str());
-    } else {
-      // The statistics go on their own line of stderr: stdout's newline is flushed first (a pipe
-      // buffers it, and the two streams would interleave as "Answer: 86[41 prompt tokens ...").
-      std::printf("\n");
-      std::fflush(stdout);
-      std::fprintf(stderr, "[%d prompt tokens in %.1f ms, %zu generated in %.1f ms: %.1f tok/s, stop: %s]\n", r.n_prompt,
-                   r.prompt_ms, r.tokens.size(), r.gen_ms, r.gen_ms > 0 ? r.tokens.size() * 1000.0 / r.gen_ms : 0.0,
-                   std::string(stop_reason_name(r.stop_reason)).c_str());
-    }
+    run_local(*o);
   });
 }
 

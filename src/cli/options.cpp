@@ -179,3 +179,26 @@ std::vector<int32_t> encode_chat(const Model& model, const std::vector<tok::Chat
 }
 
 }  // namespace kvscope::cli
+
+namespace kvscope::cli {
+
+server::ServerOptions local_server_options(const std::string& model_path, const ModelOpts& mo, const ReasoningOpts& ro) {
+  server::ServerOptions so;
+  so.model_path = model_path;
+  so.engine.n_threads = mo.threads;
+  so.engine.n_ctx = mo.ctx;
+  so.engine.kv_type = mo.kv_types();  // InputError names a bad type or map before loading
+  so.engine.max_batch_tokens = std::max(1, mo.batch);
+  so.engine.max_seqs = 1;
+  so.engine.swa_full = mo.swa_full;
+  so.kv_for_context = true;
+  so.webui = false;
+  so.signals = false;
+  so.difficulty_path = ro.difficulty;
+  if (ro.format != "auto") so.reasoning_format_name = ro.format;
+  so.effort_budgets = ro.budgets;
+  so.controller = ro.controller();
+  return so;
+}
+
+}  // namespace kvscope::cli

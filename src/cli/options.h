@@ -10,6 +10,7 @@
 #include "reasoning/controller.h"
 #include "reasoning/format.h"
 #include "sampling/sampler.h"
+#include "server/server.h"
 #include "tokenizer/chat_template.h"
 
 namespace kvscope::cli {
@@ -58,6 +59,10 @@ reasoning::FormatKind format_named(const Model& m, const std::string& name);
 // The difficulty file to use: the given one, else the model's sibling "<stem>.difficulty.bin" when it
 // exists, else "" (none).
 std::string difficulty_path_for(const std::string& model_path, const std::string& given);
+
+// The options of the server's pipeline run in-process (run, eval): the model flags, the reasoning
+// flags, and a KV pool for one sequence of the whole context; no signals (set so.signals to want them).
+server::ServerOptions local_server_options(const std::string& model_path, const ModelOpts& mo, const ReasoningOpts& ro);
 
 // Plain greedy decoding (no top-k/top-p/min-p filtering), as benchmark evaluations use.
 SamplingParams greedy_sampling();

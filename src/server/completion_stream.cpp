@@ -81,7 +81,12 @@ bool stream_step(Exchange& x, httplib::DataSink& sink) {
 std::optional<json> body_collect(Exchange& x, double timeout_s) {
   std::vector<serving::Event> events;
   if (x.poll(events, timeout_s, false) != Generation::Status::Finished) return std::nullopt;
-  const auto& f = std::get<serving::Finished>(events.back());
+  return response_body(x, std::get<serving::Finished>(events.back()));
+}
+
+}  // namespace
+
+json response_body(const Exchange& x, const serving::Finished& f) {
   const Endpoint ep = x.g.endpoint;
   json lp = x.g.logprobs >= 0 ? logprobs_json(ep, x.logprobs, 0) : json(nullptr);
   if (x.lp_split) lp["kvscope_reasoning"] = logprobs_json(ep, x.reasoning_logprobs, 0)["content"];
@@ -99,6 +104,8 @@ std::optional<json> body_collect(Exchange& x, double timeout_s) {
   }
   return body;
 }
+
+namespace {
 
 // Output keeps coming without anything written: probe the connection now and then (leading
 // whitespace is valid JSON).

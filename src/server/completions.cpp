@@ -350,6 +350,7 @@ std::shared_ptr<Exchange> Server::Impl::prepare_exchange(const json& request_bod
     max_tokens = opt.default_max_tokens > 0 && !x->rr ? std::min(opt.default_max_tokens, limit - n_prompt)
                  : ep == Endpoint::Chat || x->rr ? limit - n_prompt
                                                  : std::min(16, limit - n_prompt);
+  if (g.fit_context) max_tokens = std::min(max_tokens, limit - n_prompt);
   if (static_cast<int64_t>(n_prompt) + max_tokens > limit)
     throw invalid_request("This model's maximum context length is " + std::to_string(limit) + " tokens, however you requested " +
                               std::to_string(int64_t(n_prompt) + max_tokens) + " tokens (" + std::to_string(n_prompt) +
@@ -434,7 +435,7 @@ void Server::Impl::launch_exchange(Exchange& e, uint64_t tenant) {
 }
 
 void Server::Impl::handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint ep) {
-  const Started s = start_generation(req, ep);
+  const Started s = start_generation(origin_of(req), ep);
   if (s.stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
@@ -442,21 +443,20 @@ void Server::Impl::handle_generation(const httplib::Request& req, httplib::Respo
   respond(res, s.x, s.choices, s.stream);
 }
 
-Server::Impl::Started Server::Impl::start_generation(const httplib::Request& req, Endpoint ep) {
+Server::Impl::Origin Server::Impl::origin_of(const httplib::Request& req) const {
+  return {req.body, tenant_salt(req), req.has_header("X-Session-Id") ? req.get_header_value("X-Session-Id") : std::string()};
+}
+
+Server::Impl::Started Server::Impl::start_generation(const Origin& origin, Endpoint ep) {
   require_serving();
-  const json request_body = parse_json_body(req.body);
+  const json request_body = parse_json_body(origin.body);
   GenRequest whole = parse_gen_request(request_body, ep);
-  apply_session_header(req, whole);
+  apply_session_header(origin.session_header, whole);
   if (!whole.model.empty() && whole.model != model_id)
     throw ApiError(404, "invalid_request_error", "The model '" + whole.model + "' does not exist", "model", "model_not_found");
-  try {
-    whole.sampling.validate_vocab(model->tokenizer().n_vocab());
-  } catch (const InputError& e) {
-    throw invalid_request(e.what(), "logit_bias", "invalid_value");
-  }
   if (whole.schema_at != GenRequest::SchemaAt::None) {
     // Compiled from the body as written: an object's properties are generated in the schema's order.
-    const auto ordered = nlohmann::ordered_json::parse(req.body);
+    const auto ordered = nlohmann::ordered_json::parse(origin.body);
     // The two parses keep different copies of a repeated key (the last, the first): look, don't assume.
     auto member = [](const nlohmann::ordered_json* o, const char* k) -> const nlohmann::ordered_json* {
       return o && o->is_object() && o->contains(k) ? &(*o)[k] : nullptr;
@@ -473,8 +473,16 @@ Server::Impl::Started Server::Impl::start_generation(const httplib::Request& req
                             "unsupported_value");
     }
   }
-  if (ep == Endpoint::Chat) parse_tools(req.body, request_body, whole);
-  const uint64_t tenant = tenant_salt(req);
+  if (ep == Endpoint::Chat) parse_tools(origin.body, request_body, whole);
+  return launch_generation(std::move(whole), request_body, origin.tenant, ep);
+}
+
+Server::Impl::Started Server::Impl::launch_generation(GenRequest whole, const json& request_body, uint64_t tenant, Endpoint ep) {
+  try {
+    whole.sampling.validate_vocab(model->tokenizer().n_vocab());
+  } catch (const InputError& e) {
+    throw invalid_request(e.what(), "logit_bias", "invalid_value");
+  }
   const std::vector<GenRequest> prompts = whole.split_prompts();
   const int n_total = static_cast<int>(prompts.size()) * whole.n;  // choices, prompt-major as OpenAI numbers them
   if (n_total > opt.max_queue)

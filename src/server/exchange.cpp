@@ -157,6 +157,9 @@ void Exchange::attach_signals(Request& r) {
   const Model& m = *srv->model;
   signals::SignalOptions so;
   so.probe = srv->probe.get();
+  so.layers = srv->opt.signal_layers;
+  so.pre_rope = srv->opt.signal_pre_rope;
+  so.trace = srv->opt.signal_trace;
   sig = std::make_shared<SignalBox>(m, r.prompt, so);
   auto box = sig;
   // A probe reading the prompt (its pooled KV, the prompt prior) needs the rows of a prefix served

@@ -317,6 +317,10 @@ struct Choices {
   }
 };
 
+// The non-stream response body of an exchange that finished (f: its Finished event), from its
+// gathered text: an upgrade or retry discards what an earlier attempt wrote.
+json response_body(const Exchange& x, const serving::Finished& f);
+
 // Sets the response's content provider: the exchange (or, with several choices, all of them) as an
 // SSE stream or one JSON body; the releaser cancels what is still running when the client leaves.
 void respond(httplib::Response& res, std::shared_ptr<Exchange> x, std::shared_ptr<Choices> choices, bool stream);

@@ -218,7 +218,12 @@ void Server::Impl::load_model() {
                                           : toolcall::tool_format_from_name(opt.tool_format);
     setup_reasoning(*m);
     setup_signals(*m);
-    auto eng = std::make_unique<Engine>(*m, opt.engine);
+    EngineParams ep = opt.engine;
+    if (opt.kv_for_context) {  // one sequence of the whole context, whatever a token's K/V costs
+      const int ctx = ep.n_ctx > 0 ? ep.n_ctx : m->hparams().n_ctx_train;
+      ep.n_blocks = (ctx + ep.block_size - 1) / ep.block_size + 2;
+    }
+    auto eng = std::make_unique<Engine>(*m, ep);
     eng->start();
     std::unique_ptr<kvtier::KvTier> tier;
     if (!opt.kv_tier.url.empty()) {
@@ -555,14 +560,14 @@ void Server::shutdown() {
     if (!drained) {
       // Cancelled streams get a moment to write their last chunk; writes to clients that read too
       // slowly fail after it, so slow readers cannot stretch the shutdown past the grace period.
-      s.front->set_write_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+      if (s.front) s.front->set_write_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(2));
       if (s.engine)
         for (RequestId id : s.live) s.engine->cancel(id);
       s.cancel_embeddings.store(true, std::memory_order_release);  // noticed before the next forward step
       s.live_cv.wait_for(lk, std::chrono::seconds(3), idle);
     }
   }
-  s.front->stop(2.0);  // answers still being written get 2 s more, then their connections are broken
+  if (s.front) s.front->stop(2.0);  // answers still being written get 2 s more, then their connections are broken
   if (s.engine) s.engine->stop();
   if (s.kv_tier) s.kv_tier->flush(5.0);  // the last turns' blocks and sessions reach Redis
   s.state.store(State::Stopped);

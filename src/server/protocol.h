@@ -132,6 +132,8 @@ struct GenRequest {
   std::optional<bool> enable_thinking;   // chat_template_kwargs.enable_thinking
   std::optional<int> thinking_budget;    // thinking_token_budget (vLLM) or reasoning_budget (llama.cpp)
   bool reasoning_requested() const { return effort || enable_thinking || thinking_budget; }
+  // Local runs (kvscope run -n): max_tokens is cut to what the context leaves instead of refused.
+  bool fit_context = false;
   // One request per prompt, in order (this one alone when it has one prompt).
   std::vector<GenRequest> split_prompts() const;
 };

@@ -76,11 +76,11 @@ void Server::Impl::handle_responses(const httplib::Request& req, httplib::Respon
   if (const auto m = call.chat.find("model"); m != call.chat.end() && m->is_string() && *m != model_id)
     throw ApiError(404, "invalid_request_error", "The model '" + m->get<std::string>() + "' does not exist", "model",
                    "model_not_found");
-  httplib::Request chat_req = req;
-  chat_req.body = call.chat.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  Origin chat = origin_of(req);
+  chat.body = call.chat.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   Started started;
   try {
-    started = start_generation(chat_req, Endpoint::Chat);
+    started = start_generation(chat, Endpoint::Chat);
   } catch (const ApiError& e) {
     throw responses_error(e);
   }

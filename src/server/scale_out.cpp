@@ -8,9 +8,7 @@
 
 namespace kvscope::server {
 
-void Server::Impl::apply_session_header(const httplib::Request& req, GenRequest& g) const {
-  if (!req.has_header("X-Session-Id")) return;
-  const std::string h = req.get_header_value("X-Session-Id");
+void Server::Impl::apply_session_header(const std::string& h, GenRequest& g) const {
   if (h.empty()) return;
   if (!tok::is_valid_utf8(h) || h.size() > 256)
     throw invalid_request("the X-Session-Id header must be valid UTF-8 of at most 256 bytes", "session_id", "invalid_value");

@@ -17,6 +17,9 @@
 #include "reasoning/controller.h"
 #include "reasoning/decision_cache.h"
 #include "reasoning/format.h"
+#include "server/protocol.h"
+#include "serving/events.h"
+#include "signals/scored_generation.h"
 
 namespace kvscope::server {
 
@@ -82,6 +85,12 @@ struct ServerOptions {
   int analysis_interval_ms = 50;     // 0 decides once per request; > 0 re-estimates every check_every tokens
   // The shared KV tier in Redis (--kv-tier); url "" keeps KV local (docs/scale-out.md).
   kvtier::KvTierOptions kv_tier;
+  // kvscope.signals' KV selection (signals/scored_generation.h): layers, K before RoPE, per-token trace.
+  std::string signal_layers = "mid";
+  bool signal_pre_rope = signals::kDefaultPreRope;
+  bool signal_trace = false;
+  // Size the KV pool for one sequence of the whole context instead of kv_mem_bytes (local runs).
+  bool kv_for_context = false;
 };
 
 // What an extension hook sees when a response (or a stream's final chunk) is written.
@@ -114,6 +123,27 @@ class Server {
   // Graceful: new requests get 503, in-flight ones finish (or are cancelled after the grace
   // period), then the listener and the engine stop. Idempotent.
   void shutdown();
+
+  // The pipeline without HTTP, for `kvscope run`: load() loads the model on the calling thread and
+  // opens no port (InputError when it fails); run() takes a typed completions or chat request
+  // through the steps POST /v1/completions and /v1/chat/completions take (reasoning plan, adaptive
+  // run, thinking budget, signals) and returns what the API would answer. A protocol error is
+  // thrown as InputError (LimitError when the prompt does not fit the context), with the API's words.
+  struct LocalResult {
+    nlohmann::json body;            // the API's non-stream response body
+    std::string text;               // the final attempt's whole text: reasoning, delimiters, a forced cut, answer
+    std::vector<int32_t> tokens;    // the final attempt's generated tokens (a forced cut included)
+    StopReason stop_reason = StopReason::None;  // the engine's, of the final request (EarlyAnswer after a cut)
+    bool adaptive = false;          // an adaptive run chose or changed the effort
+    int prompt_tokens = 0;          // the final attempt's prompt
+    double first_output_ms = 0, total_ms = 0;
+  };
+  void load();
+  // on_event sees the output as it comes, except in an adaptive run (an upgrade or retry discards
+  // an attempt's text): that one is only in the result.
+  LocalResult run(GenRequest g, const std::function<void(const serving::Event&)>& on_event = nullptr);
+  const Model* model() const;
+  reasoning::FormatKind reasoning_format() const;
 
   int port() const;
   // The engine once loaded (null before): for tests and embedding the server.

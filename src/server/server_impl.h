@@ -134,7 +134,19 @@ struct Server::Impl {
     std::shared_ptr<Choices> choices;  // null with a single choice
     bool stream = false;
   };
-  Started start_generation(const httplib::Request& req, Endpoint e);
+  // What a generation request brings besides its body: who sent it (the API key's tenant) and
+  // its X-Session-Id header. HTTP requests, Responses (its chat translation) and local runs
+  // (Server::run_local) start the same way from it.
+  struct Origin {
+    std::string body;            // the JSON body as sent
+    uint64_t tenant = 0;
+    std::string session_header;  // "" when none
+  };
+  Origin origin_of(const httplib::Request& req) const;
+  Started start_generation(const Origin& o, Endpoint e);
+  // Its second half, from the typed request on (a local run starts here): the prompts' exchanges,
+  // admission and the first requests. request_body: the body as sent (the extension hooks see it).
+  Started launch_generation(GenRequest whole, const json& request_body, uint64_t tenant, Endpoint e);
   // The steps of handle_generation for one prompt (completions.cpp): the reasoning plan, the prompt's
   // tokens (or an adaptive run), the limits and checks, and the first request's submission.
   void plan_reasoning(Exchange& x, Endpoint ep);
@@ -165,7 +177,7 @@ struct Server::Impl {
   // (400 when both are given and differ); the KV tier restores the session or fetches the prompt's
   // missing prefix blocks. Returns the prompt tokens brought in from the tier; `computing` gets the
   // estimate of prompt tokens left to compute.
-  void apply_session_header(const httplib::Request& req, GenRequest& g) const;
+  void apply_session_header(const std::string& header, GenRequest& g) const;
   int tier_prefetch(const std::vector<int32_t>& prompt, uint64_t salt, const std::string& session_key, int& computing);
   // Takes the finished engine request off the live set (waits for its final event if needed).
   Completion reap(RequestId id);
