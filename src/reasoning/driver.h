@@ -1,6 +1,6 @@
 // The token-level reasoning state machine of one response: the split into reasoning and answer,
 // the reasoning-token count and the thinking budget. Fixed-effort requests use it alone (the
-// Context loop in planned_generate.cpp, the server's chat requests); adaptive runs through the
+// server's chat requests, which `kvscope run` and `eval` run too); adaptive runs through the
 // AdaptiveDriver (adaptive_driver.h), which owns one. It consumes token events:
 //
 //   on_token(piece)  a generated token's text: counted as reasoning while the reasoning is open;

@@ -1,14 +1,12 @@
 // Reasoning formats: detection from templates and vocabularies, how efforts map onto each format,
 // the errors for what a format cannot express, and the splitter that divides streamed text into
-// reasoning and answer (delimiters split across pieces included). The qwen3 model with a real Qwen
-// vocabulary runs budgets on a Context.
+// reasoning and answer (delimiters split across pieces included). Budgets on a model are in
+// tests/server (local_run_test, server_reasoning_effort_test).
 #include <gtest/gtest.h>
 
-#include "engine/context.h"
 #include "fixtures.h"
 #include "reasoning/driver.h"
 #include "reasoning/format.h"
-#include "reasoning/planned_generate.h"
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
 
@@ -194,43 +192,6 @@ TEST(ReasoningFormat, SplitterKvscopeAndGptOss) {
   EXPECT_EQ(d.content, "Done.");
   d = split_bytes(FormatKind::None, false, "</think>plain");
   EXPECT_EQ(d.content, "</think>plain");
-}
-
-// The Context adapter on a random qwen3 with a real Qwen vocabulary: at the budget the engine
-// writes </think> and the model answers; no thinking leaves the reasoning empty.
-TEST(ReasoningFormat, QwenBudgetsOnAContext) {
-  const std::string path = fixtures::qwen3_think_model();
-  if (path.empty()) GTEST_SKIP() << "llama.cpp's ggml-vocab-qwen2.gguf is missing (set KVSCOPE_ORACLE_DIR)";
-  auto m = Model::load(path);
-  ASSERT_EQ(detect_format(*m), FormatKind::Qwen3);
-  const auto& tk = m->tokenizer();
-  ASSERT_EQ(tk.encode("<think>", false, true), std::vector<int32_t>{151667});
-  ASSERT_EQ(tk.encode("</think>", false, true), std::vector<int32_t>{151668});
-  Context ctx(*m, {0, 2, 512});
-  SamplingParams g;
-  g.temperature = 0;
-  const auto q = tk.encode("<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n", false, true);
-  auto with = [&](const ReasoningPlan& p) {
-    auto ids = q;
-    const auto sfx = tk.encode(p.prompt_suffix(), false, true);
-    ids.insert(ids.end(), sfx.begin(), sfx.end());
-    return generate_planned(ctx, ids, p, g, 20);
-  };
-  const auto low = with(plan(FormatKind::Qwen3, {Effort::Low, {}, {}}, {6, 12}));
-  EXPECT_TRUE(low.budget_cut);
-  EXPECT_EQ(low.reasoning_tokens, 6);
-  EXPECT_EQ(low.tokens.size(), 20u);
-  EXPECT_FALSE(low.reasoning.empty());
-  EXPECT_FALSE(low.content.empty());
-  EXPECT_NE(low.text.find("</think>"), std::string::npos);
-  EXPECT_EQ(low.content.find("</think>"), std::string::npos);
-  const auto none = with(plan(FormatKind::Qwen3, {Effort::None, {}, {}}));
-  EXPECT_EQ(none.reasoning_tokens, 0);
-  EXPECT_EQ(none.reasoning, "");
-  EXPECT_FALSE(none.budget_cut);
-  const auto high = with(plan(FormatKind::Qwen3, {Effort::High, {}, {}}));
-  EXPECT_EQ(high.reasoning_tokens, 20);  // unbounded: this random model never closes the block
-  EXPECT_EQ(high.content, "");
 }
 
 // The chat formats of the thinking families that are not ChatML: DeepSeek-R1's and gpt-oss's
