@@ -153,13 +153,11 @@ size_t ResponseStore::size() const {
   return map_.size();
 }
 
-ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, const ResponseStore& store, uint64_t tenant) {
-  if (!ordered.is_object()) throw invalid_request("the request body must be a JSON object");
-  const json body = ordered;  // checked here; schemas are copied from `ordered`, in the client's order
+namespace {
+
+// text.format: plain text, or JSON output on chat's decoder (its response_format; null for text).
+nlohmann::ordered_json text_format(const json& body, const nlohmann::ordered_json& ordered, ResponsesCall& c) {
   using ojson = nlohmann::ordered_json;
-  ResponsesCall c;
-  c.id = "resp_" + random_hex(32);
-  // text.format: plain text, or JSON output on chat's decoder (response_format).
   ojson response_format;
   if (const json* t = field(body, "text")) {
     if (!t->is_object()) throw bad("'text' must be an object", "text", "invalid_type");
@@ -182,6 +180,64 @@ ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, con
       c.text_format = *fmt;
     }
   }
+  return response_format;
+}
+
+// Function tools in chat's shape: {"type":"function","name":..} -> {"type":"function","function":{..}}.
+// Chat's parser checks them (names, schemas); other tool types are refused here by name.
+void translate_tools(const json& body, const nlohmann::ordered_json& ordered, ResponsesCall& c, nlohmann::ordered_json& chat) {
+  using ojson = nlohmann::ordered_json;
+  if (const json* t = field(body, "tools")) {
+    if (!t->is_array()) throw bad("'tools' must be an array", "tools", "invalid_type");
+    ojson tools = ojson::array();
+    for (size_t i = 0; i < t->size(); ++i) {
+      const json& tool = (*t)[i];
+      const std::string p = "tools[" + std::to_string(i) + "]";
+      const std::string type = tool.is_object() ? tool.value("type", std::string()) : std::string();
+      if (type != "function")
+        throw bad("'" + p + "': tools of type '" + type + "' are not supported (only function tools)", p + ".type",
+                  "unsupported_parameter");
+      ojson fn = ojson::object();
+      for (const char* k : {"name", "description", "parameters", "strict"})
+        if (field(tool, k)) fn[k] = ordered["tools"][i][k];
+      tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
+      c.tools.push_back(tool);
+    }
+    if (!tools.empty()) chat["tools"] = std::move(tools);
+  }
+  if (const json* tc = field(body, "tool_choice")) {
+    c.tool_choice = *tc;
+    if (tc->is_object() && tc->value("type", std::string()) == "function" && tc->contains("name"))
+      chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*tc)["name"]}}}};
+    else
+      chat["tool_choice"] = *tc;
+  }
+  if (const json* pt = field(body, "parallel_tool_calls")) {
+    chat["parallel_tool_calls"] = *pt;
+    if (pt->is_boolean()) c.parallel_tool_calls = pt->get<bool>();
+  }
+  // The tool fields checked in this API's shape, so their errors name its places (tools[0].name,
+  // not chat's tools[0].function.name); chat reads the translation again and finds nothing wrong.
+  auto member = [&](const char* k) -> const ojson* {
+    auto it = ordered.find(k);
+    return it == ordered.end() || it->is_null() ? nullptr : &*it;
+  };
+  try {
+    toolcall::parse_tool_spec(member("tools"), member("tool_choice"), member("parallel_tool_calls"), toolcall::Api::Responses);
+  } catch (const toolcall::ToolError& e) {
+    throw bad(e.what(), e.param, e.code);
+  }
+}
+
+}  // namespace
+
+ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, const ResponseStore& store, uint64_t tenant) {
+  if (!ordered.is_object()) throw invalid_request("the request body must be a JSON object");
+  const json body = ordered;  // checked here; schemas are copied from `ordered`, in the client's order
+  using ojson = nlohmann::ordered_json;
+  ResponsesCall c;
+  c.id = "resp_" + random_hex(32);
+  ojson response_format = text_format(body, ordered, c);
   if (const json* tr = field(body, "truncation"); tr && *tr != "disabled")
     throw bad("'truncation' is not supported: only \"disabled\" (an over-long input is an error)", "truncation",
               "unsupported_parameter");
@@ -254,48 +310,7 @@ ResponsesCall parse_responses_request(const nlohmann::ordered_json& ordered, con
       if (!v.is_string()) throw bad("'metadata." + k + "' must be a string", "metadata", "invalid_type");
     c.metadata = *md;
   }
-  // Function tools in chat's shape: {"type":"function","name":..} -> {"type":"function","function":{..}}.
-  // Chat's parser checks them (names, schemas); other tool types are refused here by name.
-  if (const json* t = field(body, "tools")) {
-    if (!t->is_array()) throw bad("'tools' must be an array", "tools", "invalid_type");
-    ojson tools = ojson::array();
-    for (size_t i = 0; i < t->size(); ++i) {
-      const json& tool = (*t)[i];
-      const std::string p = "tools[" + std::to_string(i) + "]";
-      const std::string type = tool.is_object() ? tool.value("type", std::string()) : std::string();
-      if (type != "function")
-        throw bad("'" + p + "': tools of type '" + type + "' are not supported (only function tools)", p + ".type",
-                  "unsupported_parameter");
-      ojson fn = ojson::object();
-      for (const char* k : {"name", "description", "parameters", "strict"})
-        if (field(tool, k)) fn[k] = ordered["tools"][i][k];
-      tools.push_back({{"type", "function"}, {"function", std::move(fn)}});
-      c.tools.push_back(tool);
-    }
-    if (!tools.empty()) chat["tools"] = std::move(tools);
-  }
-  if (const json* tc = field(body, "tool_choice")) {
-    c.tool_choice = *tc;
-    if (tc->is_object() && tc->value("type", std::string()) == "function" && tc->contains("name"))
-      chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*tc)["name"]}}}};
-    else
-      chat["tool_choice"] = *tc;
-  }
-  if (const json* pt = field(body, "parallel_tool_calls")) {
-    chat["parallel_tool_calls"] = *pt;
-    if (pt->is_boolean()) c.parallel_tool_calls = pt->get<bool>();
-  }
-  // The tool fields checked in this API's shape, so their errors name its places (tools[0].name,
-  // not chat's tools[0].function.name); chat reads the translation again and finds nothing wrong.
-  auto member = [&](const char* k) -> const ojson* {
-    auto it = ordered.find(k);
-    return it == ordered.end() || it->is_null() ? nullptr : &*it;
-  };
-  try {
-    toolcall::parse_tool_spec(member("tools"), member("tool_choice"), member("parallel_tool_calls"), toolcall::Api::Responses);
-  } catch (const toolcall::ToolError& e) {
-    throw bad(e.what(), e.param, e.code);
-  }
+  translate_tools(body, ordered, c, chat);
   if (!response_format.is_null()) chat["response_format"] = std::move(response_format);
   // kvscope's own request fields pass through unchanged.
   for (const char* k : {"seed", "top_k", "min_p", "cache_salt", "chat_template_kwargs", "thinking_token_budget",
