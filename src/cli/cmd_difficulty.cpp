@@ -1,6 +1,7 @@
 // kvscope train-difficulty / analyze-difficulty: the KV-based difficulty estimator of adaptive
 // reasoning, trained on the model's own results in each mode, and a probe study of where in the
 // KV cache (which layers, how much of the prompt) the difficulty signal lives.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -147,22 +148,7 @@ void add_train_difficulty_command(CLI::App& app) {
     }
     const double collect_s = seconds_since(t0);
 
-    std::vector<std::vector<float>> X;
-    std::vector<int> y;
-    int counts[reasoning::kClasses] = {0, 0, 0}, cp_counts[reasoning::kClasses] = {0, 0, 0}, unsolved = 0;
     const auto unsolved_label = o->unsolved == "fast" ? reasoning::Mode::Fast : reasoning::Mode::Slow;
-    for (const auto& r : recs) {
-      X.push_back(r.features);
-      y.push_back(r.label(unsolved_label));
-      counts[y.back()]++;
-      unsolved += !r.solved();
-      for (const auto& c : r.checkpoints) {
-        X.push_back(c.features);
-        y.push_back(r.checkpoint_label(c, unsolved_label));
-        cp_counts[y.back()]++;
-      }
-    }
-    reasoning::DifficultyMLP mlp(static_cast<int>(X[0].size()), o->hidden, o->seed);
     reasoning::TrainOptions to;
     to.max_epochs = o->epochs;
     to.patience = o->patience;
@@ -171,12 +157,8 @@ void add_train_difficulty_command(CLI::App& app) {
     to.seed = o->seed;
     const auto t1 = std::chrono::steady_clock::now();
     Progress bar(!o->quiet, o->epochs, "train MLP (acc = validation)");
-    double last_val_acc = 0;
-    to.on_epoch = [&](int ep, double, double, double va) {
-      last_val_acc = va;
-      bar.update(ep, static_cast<int>(va * ep + 0.5), seconds_since(t1));
-    };
-    const auto rep = train_difficulty(mlp, X, y, to);
+    to.on_epoch = [&](int ep, double, double, double va) { bar.update(ep, static_cast<int>(va * ep + 0.5), seconds_since(t1)); };
+    auto fit = reasoning::fit_difficulty(recs, o->hidden, unsolved_label, to);
     if (!o->quiet) std::fprintf(stderr, "\n");
     const double train_s = seconds_since(t1);
 
@@ -184,20 +166,17 @@ void add_train_difficulty_command(CLI::App& app) {
                            {"split", o->split},
                            {"n_problems", recs.size()},
                            {"seed", o->seed},
-                           {"rows", X.size()},
-                           {"labels_question", {{"fast", counts[0]}, {"mixed", counts[1]}, {"slow", counts[2]}}},
-                           {"labels_checkpoints", {{"fast", cp_counts[0]}, {"mixed", cp_counts[1]}, {"slow", cp_counts[2]}}},
-                           {"unsolved", unsolved},
                            {"unsolved_label", o->unsolved},
-                           {"epochs", rep.epochs},
-                           {"best_epoch", rep.best_epoch},
-                           {"val_loss", rep.best_val_loss},
-                           {"val_accuracy", rep.val_accuracy},
-                           {"train_accuracy", rep.train_accuracy},
-                           {"params", mlp.n_params()},
                            {"features", co.spec.describe()},
                            {"collect_s", collect_s},
                            {"train_s", train_s}};
+    info.update(fit.info);
+    const auto& rep = fit.info;
+    const auto labels = [](const nlohmann::json& l) { return std::array<int, 3>{l["fast"].get<int>(), l["mixed"].get<int>(), l["slow"].get<int>()}; };
+    const auto counts = labels(rep["labels_question"]), cp_counts = labels(rep["labels_checkpoints"]);
+    const int unsolved = rep["unsolved"].get<int>();
+    const size_t n_rows = rep["rows"].get<size_t>();
+    auto mlp = std::move(fit.mlp);
     reasoning::DifficultyFile f;
     f.model_fingerprint = model_fingerprint(*model);
     f.features = co.spec;
@@ -213,10 +192,11 @@ void add_train_difficulty_command(CLI::App& app) {
                 f.mlp.input_dim(), f.mlp.input_dim(), f.mlp.hidden(), f.mlp.hidden(), reasoning::kClasses, f.mlp.n_params());
     std::printf("  %d problems: cheapest right mode fast %d / mixed %d / slow %d (unsolved, labelled %s: %d)\n", static_cast<int>(recs.size()),
                 counts[0], counts[1], counts[2], o->unsolved.c_str(), unsolved);
-    std::printf("  %zu check-point rows: fast %d / mixed %d / slow %d\n", X.size() - recs.size(), cp_counts[0], cp_counts[1],
+    std::printf("  %zu check-point rows: fast %d / mixed %d / slow %d\n", n_rows - recs.size(), cp_counts[0], cp_counts[1],
                 cp_counts[2]);
-    std::printf("  %d epochs (best %d): validation loss %.4f, accuracy %.1f%% (train %.1f%%)\n", rep.epochs,
-                rep.best_epoch, rep.best_val_loss, rep.val_accuracy * 100, rep.train_accuracy * 100);
+    std::printf("  %d epochs (best %d): validation loss %.4f, accuracy %.1f%% (train %.1f%%)\n", rep["epochs"].get<int>(),
+                rep["best_epoch"].get<int>(), rep["val_loss"].get<double>(), rep["val_accuracy"].get<double>() * 100,
+                rep["train_accuracy"].get<double>() * 100);
     std::printf("  collecting %.0f s, training %.0f s\n", collect_s, train_s);
   });
 }

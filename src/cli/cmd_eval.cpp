@@ -1,10 +1,8 @@
 // kvscope eval: greedy accuracy of a model on a benchmark task (tinygsm), overall and by steps.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -17,9 +15,9 @@
 #include "reasoning/adaptive_generate.h"
 #include "reasoning/dataset.h"
 #include "reasoning/early_cut.h"
-#include "signals/confidence_metrics.h"
 #include "signals/confidence_probe.h"
 #include "training/difficulty_data.h"
+#include "training/tinygsm_eval.h"
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
 
@@ -28,14 +26,6 @@ namespace kvscope::cli {
 void add_eval_command(CLI::App& app);
 
 namespace {
-
-// Expected calibration error of (confidence, right) pairs (signals::expected_calibration_error).
-double expected_calibration_error(const std::vector<std::pair<double, bool>>& v) {
-  std::vector<double> c;
-  std::vector<bool> ok;
-  for (const auto& [p, r] : v) c.push_back(p), ok.push_back(r);
-  return signals::expected_calibration_error(c, ok);
-}
 
 struct Tally {
   int n = 0, correct = 0;
@@ -49,16 +39,9 @@ struct Tally {
 // One question answered through the server's pipeline (the request `serve` gets for it): a chat
 // turn at an effort of the model's format, or for the embedded model's mode lines a bare question
 // and a mode (auto: the difficulty estimate picks).
-struct Answered {
-  std::string text;     // the final attempt's whole text (reasoning, delimiters, a forced cut, answer)
-  std::string content;  // the answer part
+struct Answered : training::EvalAnswer {
   std::string reasoning_text;  // the reasoning part
-  long tokens = 0;      // generated over every attempt (the cost)
-  int prompt_tokens = 0;
-  StopReason stop = StopReason::None;
   int reasoning_tokens = 0;
-  nlohmann::json reasoning;             // kvscope.reasoning
-  double max_prob = -1, kv_probe = -1;  // kvscope.signals' answer confidences (-1: not reported)
 };
 
 struct Asker {
@@ -311,23 +294,6 @@ void add_eval_command(CLI::App& app) {
     };
     const Asker asker{*srv, kind, o->max_tokens};
 
-    // Modes are interleaved problem by problem and each mode's time is the sum of its own runs, so a
-    // machine that slows down or speeds up mid-run weighs on every mode alike (fair speed-ups).
-    struct ModeRun {
-      std::string name;
-      Tally all;
-      std::map<int, Tally> by_steps;
-      long prompt_tokens = 0;
-      double seconds = 0;
-      // (answer confidence, right) per problem: the mean top-token probability, the probe's P(correct)
-      std::vector<std::pair<double, bool>> confidence, probe;
-    };
-    std::vector<ModeRun> runs;
-    for (tinygsm::Mode mode : modes) runs.push_back({std::string(tinygsm::mode_name(mode)), {}, {}, 0, 0, {}, {}});
-    ModeRun auto_run{"auto", {}, {}, 0, 0, {}, {}};
-    std::map<std::string, int> initial, final_mode;
-    int early = 0, upgrades = 0, retries = 0, fallbacks = 0;
-    double estimate_ms = 0;
     // --early-cut: the probe's monitor is not part of the server's pipeline; auto runs on one Context
     // with reasoning::generate_adaptive instead (its AttemptMonitor restarts an attempt there).
     std::unique_ptr<Context> cut_ctx;
@@ -347,148 +313,48 @@ void add_eval_command(CLI::App& app) {
       ao.runtime_checks = !o->no_recheck;
       ao.monitor = cutter.get();
     }
-    int early_cuts = 0;
-    using clock = std::chrono::steady_clock;
-    auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-    auto tally = [](ModeRun& mr, const tinygsm::Item& it, bool ok, const Answered& a) {
-      for (Tally* t : {&mr.all, &mr.by_steps[it.steps]}) {
-        t->n += 1;
-        t->correct += ok;
-        t->tokens += a.tokens;
+    auto ask_early_cut = [&](const tinygsm::Item& it) {
+      if (!kv_format) {
+        ao.kind = kind;
+        ao.budgets = o->reasoning.budgets;
+        ao.question_tokens = encode_chat(model, messages_of(it), nullptr);
+        ao.render = [&](Mode m) {
+          const auto p = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->reasoning.budgets);
+          return encode_chat(model, messages_of(it), &p);
+        };
       }
-      if (a.max_prob >= 0) mr.confidence.emplace_back(a.max_prob, ok);
-      if (a.kv_probe >= 0) mr.probe.emplace_back(a.kv_probe, ok);
+      const auto r = reasoning::generate_adaptive(*cut_ctx, reasoning::tinygsm_question(it), greedy_sampling(), difficulty.features,
+                                                  &difficulty.mlp, ao);
+      training::EvalAnswer a;
+      a.text = r.text, a.content = r.content, a.tokens = r.generated_total, a.stop = r.stop_reason;
+      a.reasoning = r.report;
+      a.reasoning["estimate_ms"] = r.estimate_ms;
+      a.reasoning["initial_mode"] = std::string(reasoning::mode_name(r.initial.mode));
+      a.reasoning["final_mode"] = std::string(reasoning::mode_name(r.final_mode));
+      a.reasoning["confidence"] = r.initial.confidence;
+      return a;
     };
-    auto detail = [&](const ModeRun& mr, const tinygsm::Item& it, bool ok, const Answered& a, std::optional<int64_t> got) {
-      if (!details) return;
-      nlohmann::json d = {{"index", it.index},   {"mode", mr.name},  {"steps", it.steps},
-                          {"answer", it.answer}, {"correct", ok},    {"tokens", a.tokens},
-                          {"output", a.text},    {"stop", stop_reason_name(a.stop)}, {"question", it.question}};
-      if (got) d["parsed"] = *got;
-      if (a.max_prob >= 0) d["max_prob"] = a.max_prob;
-      if (a.kv_probe >= 0) d["kv_probe"] = a.kv_probe;
-      if (&mr == &auto_run) d["kvscope"] = a.reasoning;
-      details << d.dump() << '\n';
+    const auto ask = [&](const tinygsm::Item& it, std::optional<Mode> m) -> training::EvalAnswer {
+      if (!m && cutter) return ask_early_cut(it);
+      return asker.ask(messages_of(it), reasoning::tinygsm_question(it),
+                       m ? serving::reasoning_mode_of(*m) : serving::ReasoningMode::Auto);
     };
+    training::TinygsmEvalOptions eo;
+    eo.modes = modes;
+    eo.with_auto = with_auto;
+    eo.answer_in_text = kv_format;  // the embedded model's cue; other formats answer after the think block
+    eo.min_confidence = controller.min_confidence;
+    if (details) eo.details = &details;
     Progress bar(!o->quiet, o->n, "eval " + o->split + "/" + o->mode);
-    const auto t0 = clock::now();
-    for (size_t i = 0; i < items.size(); ++i) {
-      const auto& it = items[i];
-      const std::string question = reasoning::tinygsm_question(it);
-      for (size_t k = 0; k < modes.size(); ++k) {
-        ModeRun& mr = runs[k];
-        const auto ts = clock::now();
-        const Answered a = asker.ask(messages_of(it), question, serving::reasoning_mode_of(modes[k]));
-        // The answer is read from the text (the embedded model's cue), or from the content after the think block.
-        const auto got = tinygsm::parse_answer(kv_format ? a.text : a.content);
-        mr.seconds += seconds_since(ts);
-        const bool ok = got && *got == it.answer;
-        mr.prompt_tokens += a.prompt_tokens;
-        tally(mr, it, ok, a);
-        detail(mr, it, ok, a, got);
-      }
-      if (with_auto) {
-        const auto ts = clock::now();
-        Answered a;
-        if (cutter) {
-          if (!kv_format) {
-            ao.kind = kind;
-            ao.budgets = o->reasoning.budgets;
-            ao.question_tokens = encode_chat(model, messages_of(it), nullptr);
-            ao.render = [&](tinygsm::Mode m) {
-              const auto p = reasoning::plan_for_effort(kind, reasoning::effort_for_mode(kind, m), o->reasoning.budgets);
-              return encode_chat(model, messages_of(it), &p);
-            };
-          }
-          const auto r = reasoning::generate_adaptive(*cut_ctx, question, greedy_sampling(), difficulty.features, &difficulty.mlp, ao);
-          a.text = r.text, a.content = r.content, a.tokens = r.generated_total, a.stop = r.stop_reason;
-          a.reasoning = r.report;
-          a.reasoning["estimate_ms"] = r.estimate_ms;
-          a.reasoning["initial_mode"] = std::string(reasoning::mode_name(r.initial.mode));
-          a.reasoning["final_mode"] = std::string(reasoning::mode_name(r.final_mode));
-          a.reasoning["confidence"] = r.initial.confidence;
-        } else {
-          a = asker.ask(messages_of(it), question, serving::ReasoningMode::Auto);
-        }
-        const auto got = tinygsm::parse_answer(kv_format ? a.text : a.content);
-        auto_run.seconds += seconds_since(ts);
-        const bool ok = got && *got == it.answer;
-        tally(auto_run, it, ok, a);
-        const nlohmann::json& rep = a.reasoning;
-        initial[rep.value("initial_mode", "?")]++;
-        final_mode[rep.value("final_mode", rep.value("mode", "?"))]++;
-        for (const auto& sw : rep.value("switches", nlohmann::json::array())) {
-          early += sw["action"] == "early_answer";
-          upgrades += sw["action"] == "upgrade";
-          retries += sw["action"] == "retry";
-          early_cuts += sw["action"] == "early_cut";
-        }
-        fallbacks += rep.value("confidence", 1.0) < controller.min_confidence;
-        estimate_ms += rep.value("estimate_ms", 0.0);
-        detail(auto_run, it, ok, a, got);
-      }
-      const Tally& shown = with_auto ? auto_run.all : runs.back().all;
-      bar.update(static_cast<int>(i + 1), shown.correct, seconds_since(t0));
-    }
-
-    nlohmann::json per_mode = nlohmann::json::object();
-    auto mode_json = [](const ModeRun& mr) {
-      nlohmann::json j = mr.all.json();
-      j["mode"] = mr.name;
-      j["wall_s"] = mr.seconds;
-      j["gen_tok_s"] = mr.seconds > 0 ? mr.all.tokens / mr.seconds : 0.0;
-      nlohmann::json bs = nlohmann::json::object();
-      for (auto& [k, t] : mr.by_steps) bs[std::to_string(k)] = t.json();
-      j["by_steps"] = bs;
-      if (!mr.confidence.empty()) {
-        double mean = 0;
-        for (const auto& c : mr.confidence) mean += c.first;
-        j["mean_max_prob"] = mean / static_cast<double>(mr.confidence.size());
-        j["ece_max_prob"] = expected_calibration_error(mr.confidence);
-      }
-      if (!mr.probe.empty()) {  // the answer confidence the web chat shows (signals.kv_probe)
-        double mean = 0;
-        for (const auto& c : mr.probe) mean += c.first;
-        j["mean_kv_probe"] = mean / static_cast<double>(mr.probe.size());
-        j["ece_kv_probe"] = expected_calibration_error(mr.probe);
-      }
-      return j;
+    const auto t0 = std::chrono::steady_clock::now();
+    eo.on_problem = [&](int done, int correct) {
+      bar.update(done, correct, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     };
-    for (const ModeRun& mr : runs) {
-      nlohmann::json j = mode_json(mr);
-      j["mean_prompt_tokens"] = mr.all.n ? double(mr.prompt_tokens) / mr.all.n : 0.0;
-      per_mode[mr.name] = j;
-    }
+    nlohmann::json per_mode = training::evaluate_tinygsm(items, ask, eo);
     if (with_auto) {
-      nlohmann::json j = mode_json(auto_run);
-      j["initial_modes"] = initial;
-      j["final_modes"] = final_mode;
-      j["early_answers"] = early;
-      j["upgrades"] = upgrades;
-      j["retries"] = retries;
-      j["early_cuts"] = early_cuts;
-      if (cutter) j["early_cut_below"] = cutter->threshold();
-      j["low_confidence_fallbacks"] = fallbacks;
-      j["mean_estimate_ms"] = auto_run.all.n ? estimate_ms / auto_run.all.n : 0.0;
-      j["difficulty_file"] = difficulty_path;
-      // The blind baseline: the best mix of two fixed modes, chosen without looking at the question,
-      // that spends auto's mean tokens (a point on the modes' accuracy-tokens hull).
-      const double t_auto = auto_run.all.n ? double(auto_run.all.tokens) / auto_run.all.n : 0.0;
-      double blind = -1;
-      for (const ModeRun& a : runs)
-        for (const ModeRun& b : runs) {
-          const double ta = a.all.n ? double(a.all.tokens) / a.all.n : 0, tb = b.all.n ? double(b.all.tokens) / b.all.n : 0;
-          const double aa = a.all.n ? double(a.all.correct) / a.all.n : 0, ab = b.all.n ? double(b.all.correct) / b.all.n : 0;
-          if (ta > t_auto || tb < t_auto) continue;
-          const double w = tb > ta ? (t_auto - ta) / (tb - ta) : 1.0;
-          blind = std::max(blind, aa + w * (ab - aa));
-        }
-      if (blind >= 0) j["blind_mix_accuracy"] = blind;
-      per_mode["auto"] = j;
+      per_mode["auto"]["difficulty_file"] = difficulty_path;
+      if (cutter) per_mode["auto"]["early_cut_below"] = cutter->threshold();
     }
-    if (per_mode.contains("slow"))
-      for (auto& [k, v] : per_mode.items())
-        v["speedup_vs_slow"] = v["wall_s"].get<double>() > 0 ? per_mode["slow"]["wall_s"].get<double>() / v["wall_s"].get<double>() : 0.0;
 
     if (o->json) {
       nlohmann::json out = {{"task", o->task}, {"split", o->split}, {"n", o->n}, {"seed", o->seed}, {"model", path}};

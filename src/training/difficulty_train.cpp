@@ -196,4 +196,35 @@ TrainReport train_difficulty(DifficultyMLP& mlp, const std::vector<std::vector<f
   return rep;
 }
 
+FitResult fit_difficulty(const std::vector<ProblemRecord>& recs, int hidden, Mode unsolved, const TrainOptions& o) {
+  std::vector<std::vector<float>> X;
+  std::vector<int> y;
+  int counts[kClasses] = {0, 0, 0}, cp_counts[kClasses] = {0, 0, 0}, n_unsolved = 0;
+  for (const auto& r : recs) {
+    X.push_back(r.features);
+    y.push_back(r.label(unsolved));
+    counts[y.back()]++;
+    n_unsolved += !r.solved();
+    for (const auto& c : r.checkpoints) {
+      X.push_back(c.features);
+      y.push_back(r.checkpoint_label(c, unsolved));
+      cp_counts[y.back()]++;
+    }
+  }
+  if (X.empty() || X[0].empty()) throw InputError("no difficulty rows to train on (no problems, or no features)");
+  FitResult out{DifficultyMLP(static_cast<int>(X[0].size()), hidden, o.seed), {}};
+  const TrainReport rep = train_difficulty(out.mlp, X, y, o);
+  out.info = {{"rows", X.size()},
+              {"labels_question", {{"fast", counts[0]}, {"mixed", counts[1]}, {"slow", counts[2]}}},
+              {"labels_checkpoints", {{"fast", cp_counts[0]}, {"mixed", cp_counts[1]}, {"slow", cp_counts[2]}}},
+              {"unsolved", n_unsolved},
+              {"epochs", rep.epochs},
+              {"best_epoch", rep.best_epoch},
+              {"val_loss", rep.best_val_loss},
+              {"val_accuracy", rep.val_accuracy},
+              {"train_accuracy", rep.train_accuracy},
+              {"params", out.mlp.n_params()}};
+  return out;
+}
+
 }  // namespace kvscope::reasoning

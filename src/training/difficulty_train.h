@@ -6,7 +6,10 @@
 #include <functional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "reasoning/difficulty_mlp.h"
+#include "training/difficulty_data.h"
 
 namespace kvscope::reasoning {
 
@@ -33,5 +36,15 @@ struct TrainReport {
 // are kept.
 TrainReport train_difficulty(DifficultyMLP& mlp, const std::vector<std::vector<float>>& X, const std::vector<int>& y,
                              const TrainOptions& o);
+
+// train-difficulty's fit: each question's window labelled with the cheapest right mode, each check
+// point with its own label (problems no mode solves get `unsolved`), and a new MLP of `hidden` units
+// (seeded by o.seed) trained on those rows. info: the rows, their labels and the training report,
+// as train-difficulty prints them and the file records them. InputError when there are no rows.
+struct FitResult {
+  DifficultyMLP mlp;
+  nlohmann::json info;
+};
+FitResult fit_difficulty(const std::vector<ProblemRecord>& recs, int hidden, Mode unsolved, const TrainOptions& o);
 
 }  // namespace kvscope::reasoning

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "training/difficulty_data.h"
+#include "training/difficulty_train.h"
+#include "util/error.h"
 
 using namespace kvscope;
 using namespace kvscope::reasoning;
@@ -48,4 +50,38 @@ TEST(DifficultyLabels, CheckpointsOfSolvedProblems) {
   EXPECT_EQ(record(false, false, true).checkpoint_label(c, Mode::Fast), S);  // only slow gets it: upgrade
   c.mode = Mode::Slow;
   EXPECT_EQ(record(true, false, false).checkpoint_label(c, Mode::Fast), S);  // solved elsewhere: this run's mode
+}
+
+// train-difficulty's fit as a library call: the rows and their labels as the command reports them,
+// and an estimator that learns questions whose features say which mode they need.
+TEST(DifficultyFit, LabelsRowsAndLearnsTheCheapestRightMode) {
+  std::vector<ProblemRecord> recs;
+  for (int i = 0; i < 240; ++i) {
+    const int need = i % 3;  // fast, mixed or slow is the cheapest right mode
+    ProblemRecord r = record(need == F, need <= M, true);
+    r.features = {float(need == F), float(need == M), float(need == S), float((i * 7) % 5) * 0.01f};
+    if (i % 4 == 0) {  // a check point where forcing the answer is right
+      ProblemRecord::Checkpoint c;
+      c.mode = Mode::Slow;
+      c.forced_correct = true;
+      c.features = r.features;
+      r.checkpoints.push_back(c);
+    }
+    recs.push_back(std::move(r));
+  }
+  recs.push_back(record(false, false, false));  // unsolved
+  recs.back().features = {0, 0, 1, 0};
+  TrainOptions to;
+  to.max_epochs = 200;
+  to.seed = 3;
+  const auto fit = fit_difficulty(recs, 8, Mode::Slow, to);
+  EXPECT_EQ(fit.info["rows"], 241 + 60);
+  EXPECT_EQ(fit.info["labels_question"]["fast"], 80);
+  EXPECT_EQ(fit.info["labels_question"]["mixed"], 80);
+  EXPECT_EQ(fit.info["labels_question"]["slow"], 81);
+  EXPECT_EQ(fit.info["labels_checkpoints"]["fast"], 60);
+  EXPECT_EQ(fit.info["unsolved"], 1);
+  EXPECT_EQ(fit.info["params"], fit.mlp.n_params());
+  EXPECT_GT(fit.info["val_accuracy"].get<double>(), 0.7);
+  EXPECT_THROW(fit_difficulty({}, 8, Mode::Slow, to), InputError);
 }
