@@ -1,6 +1,8 @@
 #include "signals/scored_generation.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -157,27 +159,74 @@ ResponseSignals ResponseScorer::result(size_t kv_bytes) const {
   return s;
 }
 
-ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
-                             const SignalOptions& so, const std::function<bool(int32_t, const std::string&)>& on_token) {
+EngineParams scored_engine_params(const Model& model, const ContextParams& cp) {
+  EngineParams ep;
+  ep.n_threads = cp.n_threads;
+  ep.n_ctx = cp.n_ctx;
+  ep.kv_type = cp.kv_type;
+  ep.max_batch_tokens = std::max(1, cp.n_batch);
+  ep.max_seqs = 1;
+  ep.prefix_caching = false;
+  ep.swa_full = cp.swa_full;
+  const int ctx = cp.n_ctx > 0 ? cp.n_ctx : model.hparams().n_ctx_train;
+  ep.n_blocks = (ctx + ep.block_size - 1) / ep.block_size + 2;
+  return ep;
+}
+
+ScoredResult generate_scored(Engine& eng, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                             const SignalOptions& so) {
   if (prompt.empty()) throw InputError("empty prompt");
-  ResponseScorer scorer(ctx.model(), static_cast<int>(prompt.size()), so);
-  KVTap* previous = ctx.tap();
-  ctx.set_tap(scorer.tap());
-  struct Restore {
-    Context& c;
-    KVTap* t;
-    ~Restore() { c.set_tap(t); }
-  } restore{ctx, previous};
+  if (max_tokens < 1) throw InputError("max tokens must be at least 1");
+  const Model& model = eng.model();
+  const auto& tk = model.tokenizer();
+  const int32_t eos = tk.vocab().eos;
+  ResponseScorer scorer(model, static_cast<int>(prompt.size()), so);
   ScoredResult out;
-  out.gen = generate(ctx, prompt, sp, max_tokens, on_token, [&](const float* logits, int n_vocab, int32_t id) {
-    scorer.observe_logits(logits, n_vocab);
-    scorer.observe_token(id);
-  });
-  const GenerateResult& r = out.gen;
+  GenerateResult& r = out.gen;
+  r.n_prompt = static_cast<int>(prompt.size());
+  tok::StreamDecoder dec(tk);
+  // A session of its own keeps the sequence for the last token's step.
+  static std::atomic<uint64_t> next_session{0};
+  const std::string session = "scored-" + std::to_string(next_session.fetch_add(1));
+  Request req;
+  req.prompt = prompt;
+  req.sampling = sp;
+  req.max_tokens = max_tokens;
+  req.session_id = so.include_last ? session : std::string();
+  req.tap = scorer.tap();
+  req.on_logits = [&](const float* l, int n) { scorer.observe_logits(l, n); };
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  clock::time_point t_first = t0;
+  req.on_token = [&](const TokenEvent& e) {
+    scorer.observe_token(e, eos);
+    if (e.token < 0 || tk.is_eog(e.token)) return;
+    if (r.tokens.empty()) t_first = clock::now();
+    r.tokens.push_back(e.token);
+    r.text += dec.push(e.token);
+  };
+  const Completion c = eng.wait(eng.submit(std::move(req)));
+  r.text += dec.flush();
+  r.stop_reason = c.stop_reason;
+  const auto t1 = clock::now();
+  r.prompt_ms = std::chrono::duration<double, std::milli>(t_first - t0).count();
+  r.gen_ms = std::chrono::duration<double, std::milli>(t1 - t_first).count();
   // Every stop but EOS leaves the last emitted token without K/V (EOS itself is never fed).
-  if (so.include_last && r.stop_reason != StopReason::Eos && !r.tokens.empty() && ctx.n_past() < ctx.n_ctx())
-    ctx.eval({r.tokens.back()});
-  out.signals = scorer.result(ctx.kv().bytes_per_token() * static_cast<size_t>(ctx.n_past()));
+  size_t n_fed = prompt.size() + (r.tokens.empty() ? 0 : r.tokens.size() - 1);
+  if (so.include_last && r.stop_reason != StopReason::Eos && !r.tokens.empty() &&
+      static_cast<int>(prompt.size() + r.tokens.size()) < eng.max_seq_tokens()) {
+    Request last;
+    last.prompt = prompt;
+    last.prompt.insert(last.prompt.end(), r.tokens.begin(), r.tokens.end());
+    last.max_tokens = 1;
+    last.sampling.temperature = 0;
+    last.session_id = session;
+    last.tap = scorer.tap();  // positions it has seen are not taken twice
+    eng.wait(eng.submit(std::move(last)));
+    ++n_fed;
+  }
+  if (so.include_last) eng.drop_session(session);
+  out.signals = scorer.result(eng.kv().bytes_per_token() * n_fed);
   return out;
 }
 

@@ -110,10 +110,16 @@ struct ScoredResult {
   ResponseSignals signals;
 };
 
-// generate() of engine/context.h with the tap: same sampling and stop rules, positions from the
-// prompt's end form the trajectory.
-ScoredResult generate_scored(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
-                             const SignalOptions& so,
-                             const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr);
+// One greedy or sampled answer on an Engine of its own with the signals' tap: the trajectory is the
+// positions from the prompt's end, and a stop other than EOS gets one more step (the engine's
+// session keeps the sequence, so only the last token is computed) so the last token's K/V is in
+// it. The engine runs one sequence at a time, without a prefix cache: the tap must see every
+// prompt position computed (make one with scored_engine_params). Throws InputError on an empty
+// prompt or a bad max_tokens, LimitError when the prompt does not fit.
+ScoredResult generate_scored(Engine& eng, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                             const SignalOptions& so);
+// The engine generate_scored needs for a context of these parameters: one sequence of the whole
+// context, no prefix cache, the context's threads, batch and K/V types.
+EngineParams scored_engine_params(const Model& model, const ContextParams& cp);
 
 }  // namespace kvscope::signals

@@ -67,7 +67,8 @@ void add_result(ConfidenceEval& e, const signals::ScoredResult& r, bool good) {
 
 ConfidenceEval eval_confidence(const Model& model, const PromptFormat& fmt, const std::vector<tinygsm::Item>& items, Mode m,
                                const ConfidenceEvalOptions& o) {
-  Context ctx(model, o.context);
+  Engine eng(model, signals::scored_engine_params(model, o.context));
+  const int limit = eng.max_seq_tokens();
   SamplingParams greedy;
   greedy.temperature = 0.0f, greedy.top_k = 0, greedy.top_p = 1.0f, greedy.min_p = 0.0f;
   const auto plan = fmt.plan(m);
@@ -76,10 +77,10 @@ ConfidenceEval eval_confidence(const Model& model, const PromptFormat& fmt, cons
   for (const auto& it : items) {
     const auto ids = fmt.encode(fmt.chat() ? fmt.render("Question: " + tinygsm::numbered_question(it), m)
                                            : tinygsm::format_prompt(it, m));
-    if (static_cast<int>(ids.size()) >= ctx.n_ctx())
+    if (static_cast<int>(ids.size()) >= limit)
       throw LimitError("prompt of " + std::to_string(ids.size()) + " tokens does not fit the context");
-    const int room = std::min(o.max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
-    const auto r = signals::generate_scored(ctx, ids, greedy, room, o.signals);
+    const int room = std::min(o.max_tokens, limit - static_cast<int>(ids.size()));
+    const auto r = signals::generate_scored(eng, ids, greedy, room, o.signals);
     const auto got = tinygsm::parse_answer(answer_text(plan, r.gen.text));
     const bool good = got && *got == it.answer;
     add_result(e, r, good);

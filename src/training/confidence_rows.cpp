@@ -109,7 +109,8 @@ std::vector<LabelledPrompts> read_labelled(const std::string& path, const std::v
 CollectedRows collect_probe_rows(const Model& model, const PromptFormat& fmt, const std::vector<LabelledPrompts>& data,
                                  const CollectOptions& o) {
   const HParams& hp = model.hparams();
-  Context ctx(model, o.context);
+  Engine eng(model, signals::scored_engine_params(model, o.context));
+  const int limit = eng.max_seq_tokens();
   signals::SignalOptions so;
   so.hidden = false;
   so.probe_features_trace = true;
@@ -124,9 +125,9 @@ CollectedRows collect_probe_rows(const Model& model, const PromptFormat& fmt, co
   for (size_t i = 0; i < data.size(); ++i) {
     for (const auto& [mode, text] : data[i].prompts) {
       const auto ids = fmt.encode(text);
-      if (static_cast<int>(ids.size()) >= ctx.n_ctx()) continue;
-      const int room = std::min(o.max_tokens, ctx.n_ctx() - static_cast<int>(ids.size()));
-      const auto r = signals::generate_scored(ctx, ids, greedy, room, so);
+      if (static_cast<int>(ids.size()) >= limit) continue;
+      const int room = std::min(o.max_tokens, limit - static_cast<int>(ids.size()));
+      const auto r = signals::generate_scored(eng, ids, greedy, room, so);
       const auto got = tinygsm::parse_answer(answer_text(fmt.plan(parse_mode(mode).value_or(Mode::Slow)), r.gen.text));
       const int ok = got && *got == data[i].answer;
       ++out.answers;

@@ -43,11 +43,11 @@ TEST(ArchSignals, ScoredGenerationOnGemma2AndMoeWithQuantizedKV) {
     so.extra = {{"all", parse_layers("all", model->hparams().n_layer), false}};
     const auto prompt = model->tokenizer().encode("hello world, this is a longer prompt than the window", true, false);
     for (KVType kt : {KVType::F32, KVType::INT8, KVType::INT4}) {
-      Context ctx(*model, {128, 1, 8, KVCacheTypes(kt, kt)});
+      Engine eng(*model, scored_engine_params(*model, {128, 1, 8, KVCacheTypes(kt, kt)}));
       if (arch == "gemma2") {
-        EXPECT_NE(ctx.swa_kv(), nullptr);  // the sliding layers' own cache
+        EXPECT_NE(eng.swa_kv(), nullptr);  // the sliding layers' own pool
       }
-      auto r = generate_scored(ctx, prompt, sp, 24, so);
+      auto r = generate_scored(eng, prompt, sp, 24, so);
       ASSERT_EQ(r.gen.tokens.size(), 24u) << arch << " " << r.gen.stop_reason;
       const auto& s = r.signals;
       EXPECT_EQ(s.n_tokens, 24) << arch;

@@ -248,13 +248,13 @@ TEST(SignalsTap, EngineRequestTapMatchesContext) {
 
 TEST(SignalsTap, ScoredGenerationReportsEveryScore) {
   auto model = Model::load(signals_model());
-  Context ctx(*model, {64, 1, 512});
+  Engine eng(*model, scored_engine_params(*model, {64, 1, 512}));
   SamplingParams sp;
   sp.temperature = 0;
   SignalOptions so;
   so.extra = {{"all", parse_layers("all", model->hparams().n_layer), false}, {"layer0", {0}, false}};
   const auto prompt = model->tokenizer().encode("hello world", true, false);
-  auto r = generate_scored(ctx, prompt, sp, 7, so);
+  auto r = generate_scored(eng, prompt, sp, 7, so);
   ASSERT_EQ(r.gen.tokens.size(), 7u) << stop_reason_name(r.gen.stop_reason);
   const auto& s = r.signals;
   // The cap stopped generation, so one extra step computed the last token's K/V.
@@ -272,7 +272,8 @@ TEST(SignalsTap, ScoredGenerationReportsEveryScore) {
   for (const char* k : {"kv_coe_c", "kv_coe_r", "kv_coe_c_norm", "max_prob", "perplexity", "entropy", "hidden_coe_c", "memory"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_GT(j["memory"]["tap_bytes"].get<size_t>(), 0u);
-  EXPECT_EQ(ctx.tap(), nullptr);  // detached again
+  // Its own session is dropped: the engine keeps nothing pinned.
+  EXPECT_EQ(eng.stats().sessions, 0);
   // The scores do not depend on the tap: generation equals the plain one.
   Context plain(*model, {64, 1, 512});
   auto g = generate(plain, prompt, sp, 7);
@@ -286,8 +287,8 @@ TEST(SignalsTap, SchedulerDrivenScorerMatchesScoredGeneration) {
   so.include_last = false;  // the scheduler computes no K/V for the last token either
   SamplingParams sp;
   sp.temperature = 0;
-  Context ctx(*model, {64, 1, 512});
-  const auto ref = generate_scored(ctx, prompt, sp, 6, so);
+  Engine own(*model, scored_engine_params(*model, {64, 1, 512}));
+  const auto ref = generate_scored(own, prompt, sp, 6, so);
 
   EngineParams ep;
   ep.n_threads = 1;
