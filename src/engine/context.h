@@ -77,21 +77,4 @@ class Context {
   KVTap* tap_ = nullptr;
 };
 
-struct GenerateResult {
-  std::vector<int32_t> tokens;
-  std::string text;
-  StopReason stop_reason = StopReason::None;  // Eos | Length | Stop | Context
-  int n_prompt = 0;
-  double prompt_ms = 0, gen_ms = 0;
-};
-
-// Sees each sampled token with the logits it was drawn from (EOS included), before it is emitted.
-using SampleObserver = std::function<void(const float* logits, int n_vocab, int32_t tok)>;
-
-// Greedy/sampled generation on a fresh context; on_token receives valid UTF-8 pieces as they come
-// (returning false stops with "stop").
-GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
-                        const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr,
-                        const SampleObserver& on_sample = nullptr);
-
 }  // namespace kvscope

@@ -70,4 +70,13 @@ struct Completion {
   int n_preempted = 0;     // times this request was preempted and recomputed
 };
 
+// One sequence's generated text, as a single-sequence caller reports it (signals' generate_scored).
+struct GenerateResult {
+  std::vector<int32_t> tokens;
+  std::string text;
+  StopReason stop_reason = StopReason::None;  // Eos | Length | Stop | Context
+  int n_prompt = 0;
+  double prompt_ms = 0, gen_ms = 0;
+};
+
 }  // namespace kvscope

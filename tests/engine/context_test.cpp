@@ -1,3 +1,4 @@
+#include "context_generate.h"
 #include "engine/context.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+#include "context_generate.h"
 #include "engine/engine.h"
 
 #include <gtest/gtest.h>

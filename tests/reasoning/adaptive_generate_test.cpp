@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "context_generate.h"
 #include "engine/context.h"
 #include "model/fingerprint.h"
 #include "reasoning/early_cut.h"

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <future>
 
+#include "context_generate.h"
 #include "engine/context.h"
 #include "sampling/json_prefix.h"
 #include "signals/embedding.h"

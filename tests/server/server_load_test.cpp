@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "context_generate.h"
 #include "engine/context.h"
 #include "server_test_util.h"
 

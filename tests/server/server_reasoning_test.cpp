@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "context_generate.h"
 #include "engine/context.h"
 #include "server_test_util.h"
 #include "tinygsm/tinygsm.h"

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "context_generate.h"
 #include "engine/context.h"
 #include "model/random_model.h"
 #include "signals/kv_tap.h"

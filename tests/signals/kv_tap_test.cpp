@@ -1,5 +1,6 @@
 // The feature tap against a direct computation from the K/V stored in the paged cache, and the
 // engine's behaviour with a tap attached.
+#include "context_generate.h"
 #include "signals/kv_tap.h"
 
 #include <gtest/gtest.h>

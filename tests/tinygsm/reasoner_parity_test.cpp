@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "context_generate.h"
 #include "engine/context.h"
 #include "tinygsm/tinygsm.h"
 

@@ -1,12 +1,25 @@
+// The single-sequence reference the tests hold the Engine to: greedy or sampled generation on a
+// fresh Context, token by token (the library itself generates through the Engine). on_token receives
+// valid UTF-8 pieces as they come (returning false stops with "stop"); on_sample sees each sampled
+// token with the logits it was drawn from (EOS included).
+#pragma once
 #include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "engine/context.h"
+#include "engine/request.h"
+#include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
 namespace kvscope {
 
-GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
-                        const std::function<bool(int32_t, const std::string&)>& on_token, const SampleObserver& on_sample) {
+using SampleObserver = std::function<void(const float* logits, int n_vocab, int32_t tok)>;
+
+inline GenerateResult generate(Context& ctx, const std::vector<int32_t>& prompt, const SamplingParams& sp, int max_tokens,
+                        const std::function<bool(int32_t tok, const std::string& piece)>& on_token = nullptr,
+                               const SampleObserver& on_sample = nullptr) {
   if (prompt.empty()) throw InputError("empty prompt");
   if (max_tokens < 0) throw InputError("max tokens must be >= 0");
   const auto& tk = ctx.model().tokenizer();
