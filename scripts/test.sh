@@ -39,6 +39,9 @@ build/release/kvscope run -m build/train-smoke-chat/kvscope-reasoner.gguf --reas
 build/release/kvscope run -m build/train-smoke-grow/kvscope-reasoner.gguf --reasoning-effort low \
   -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
 
+# the confidence probe's Platt calibration (tools/train/calibrate_probe.py): fold, file round trip, fit
+/usr/bin/python3 tools/train/calibrate_probe.py --self-test --probe models/kvscope-reasoner.confidence.bin
+
 echo "== ASan+UBSan build + unit tests (parity, the browser test and the multi-process scale-out cluster run in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs" --target kvscope_tests kvscope_cli

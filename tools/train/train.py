@@ -267,6 +267,9 @@ def main():
     ap.add_argument("--extra-fast-steps", type=int, default=0,
                     help="problems with at most this many steps also get a fast-mode example ...")
     ap.add_argument("--extra-fast-frac", type=float, default=0.0, help="... with this probability")
+    ap.add_argument("--extra-slow-min-steps", type=int, default=0,
+                    help="problems with at least this many steps also get a slow-mode (high-effort) example ...")
+    ap.add_argument("--extra-slow-frac", type=float, default=0.0, help="... with this probability (0: none)")
     ap.add_argument("--eval-every", type=int, default=500)
     ap.add_argument("--eval-n", type=int, default=48)
     ap.add_argument("--log-every", type=int, default=50)
@@ -342,6 +345,16 @@ def main():
             n_extra += 1
     if n_extra:
         log(lf, f"{n_extra} extra fast-mode examples of problems with <= {args.extra_fast_steps} steps")
+    if args.extra_slow_min_steps > 0 and args.extra_slow_frac > 0:
+        # long chains at high effort, where a natural-heavy mix lost accuracy (stage 4 on the test split)
+        srng = random.Random(args.seed + 3)
+        n_slow = 0
+        for i, it in enumerate(train_items):
+            if (mode_of(i) != "slow" and it["steps"] >= args.extra_slow_min_steps and
+                    srng.random() < args.extra_slow_frac):
+                examples.append(encode_example(tok, it, "slow", args.chat))
+                n_slow += 1
+        log(lf, f"{n_slow} extra slow-mode examples of problems with >= {args.extra_slow_min_steps} steps")
     for p, t in drills:
         examples.append((tok.encode(p, add_prefix=True, bos=True), tok.encode(t, add_prefix=False) + [EOS]))
     log(lf, f"{len(drills)} arithmetic drill sequences added")
