@@ -148,7 +148,7 @@ void add_train_difficulty_command(CLI::App& app) {
     }
     const double collect_s = seconds_since(t0);
 
-    const auto unsolved_label = o->unsolved == "fast" ? reasoning::Mode::Fast : reasoning::Mode::Slow;
+    const auto unsolved_label = parse_mode(o->unsolved).value_or(reasoning::Mode::Slow);  // CLI11 allows fast | slow
     reasoning::TrainOptions to;
     to.max_epochs = o->epochs;
     to.patience = o->patience;
