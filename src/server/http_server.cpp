@@ -558,13 +558,16 @@ void Server::shutdown() {
     auto idle = [&] { return s.live.empty() && s.live_embeddings == 0; };
     const bool drained = s.live_cv.wait_for(lk, std::chrono::duration<double>(s.opt.shutdown_grace_s), idle);
     if (!drained) {
-      // Cancelled streams get a moment to write their last chunk; writes to clients that read too
-      // slowly fail after it, so slow readers cannot stretch the shutdown past the grace period.
-      if (s.front) s.front->set_write_deadline(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+      // Cancelled work gets the same moment to write its last chunk as shutdown waits for it: a
+      // cancelled embedding is noticed only after the forward step under way (over 2 s in a
+      // sanitizer build on an AVX2-only CPU), and its error must still reach the client. Writes to
+      // clients that read too slowly fail after it, so slow readers cannot stretch the shutdown.
+      constexpr auto kLastWrites = std::chrono::seconds(3);
+      if (s.front) s.front->set_write_deadline(std::chrono::steady_clock::now() + kLastWrites);
       if (s.engine)
         for (RequestId id : s.live) s.engine->cancel(id);
       s.cancel_embeddings.store(true, std::memory_order_release);  // noticed before the next forward step
-      s.live_cv.wait_for(lk, std::chrono::seconds(3), idle);
+      s.live_cv.wait_for(lk, kLastWrites, idle);
     }
   }
   if (s.front) s.front->stop(2.0);  // answers still being written get 2 s more, then their connections are broken
