@@ -27,14 +27,7 @@ void add_eval_command(CLI::App& app);
 
 namespace {
 
-struct Tally {
-  int n = 0, correct = 0;
-  long tokens = 0;
-  nlohmann::json json() const {
-    return {{"n", n}, {"correct", correct}, {"accuracy", n ? double(correct) / n : 0.0},
-            {"mean_tokens", n ? double(tokens) / n : 0.0}};
-  }
-};
+using training::Tally;
 
 // One question answered through the server's pipeline (the request `serve` gets for it): a chat
 // turn at an effort of the model's format, or for the embedded model's mode lines a bare question

@@ -499,12 +499,16 @@ Server::~Server() { shutdown(); }
 
 void Server::add_extension_hook(ExtensionHook h) { impl_->hooks.push_back(std::move(h)); }
 
+void Server::Impl::begin_start() {
+  if (state.load() != State::Idle) throw InputError("server already started");
+  if (opt.model_path.empty()) throw InputError("no model path given");
+  model_id = opt.model_id.empty() ? std::filesystem::path(opt.model_path).stem().string() : opt.model_id;
+  created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 int Server::start() {
   Impl& s = *impl_;
-  if (s.state.load() != State::Idle) throw InputError("server already started");
-  if (s.opt.model_path.empty()) throw InputError("no model path given");
-  s.model_id = s.opt.model_id.empty() ? std::filesystem::path(s.opt.model_path).stem().string() : s.opt.model_id;
-  s.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.begin_start();
   s.setup_sessions();
   s.setup_routes();
   const ServerOptions& o = s.opt;

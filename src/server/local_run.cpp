@@ -1,7 +1,6 @@
 // The server's pipeline in-process (kvscope run): the same typed request, exchange, engine and
 // adapters as POST /v1/completions and /v1/chat/completions, with no HTTP front.
 #include <chrono>
-#include <filesystem>
 
 #include "server/exchange.h"
 #include "server/server_impl.h"
@@ -11,10 +10,7 @@ namespace kvscope::server {
 
 void Server::load() {
   Impl& s = *impl_;
-  if (s.state.load() != State::Idle) throw InputError("server already started");
-  if (s.opt.model_path.empty()) throw InputError("no model path given");
-  s.model_id = s.opt.model_id.empty() ? std::filesystem::path(s.opt.model_path).stem().string() : s.opt.model_id;
-  s.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.begin_start();
   s.state.store(State::Loading, std::memory_order_release);
   s.load_model();
   if (s.state.load() != State::Ready) throw InputError(s.load_error);

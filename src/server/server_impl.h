@@ -143,6 +143,9 @@ struct Server::Impl {
     std::string session_header;  // "" when none
   };
   Origin origin_of(const httplib::Request& req) const;
+  // start() and load(): refuses a second start or a missing model path, names the model and stamps
+  // the creation time.
+  void begin_start();
   Started start_generation(const Origin& o, Endpoint e);
   // Its second half, from the typed request on (a local run starts here): the prompts' exchanges,
   // admission and the first requests. request_body: the body as sent (the extension hooks see it).

@@ -10,17 +10,6 @@ namespace kvscope::training {
 
 namespace {
 
-struct Tally {
-  int n = 0, correct = 0;
-  long tokens = 0;
-  nlohmann::json json() const {
-    return {{"n", n}, {"correct", correct}, {"accuracy", n ? double(correct) / n : 0.0},
-            {"mean_tokens", n ? double(tokens) / n : 0.0}};
-  }
-  double accuracy() const { return n ? double(correct) / n : 0.0; }
-  double mean_tokens() const { return n ? double(tokens) / n : 0.0; }
-};
-
 struct ModeRun {
   explicit ModeRun(std::string n) : name(std::move(n)) {}
   std::string name;

@@ -16,6 +16,15 @@
 
 namespace kvscope::training {
 
+// Right answers and tokens spent over n answers.
+struct Tally {
+  int n = 0, correct = 0;
+  long tokens = 0;
+  double accuracy() const { return n ? double(correct) / n : 0.0; }
+  double mean_tokens() const { return n ? double(tokens) / n : 0.0; }
+  nlohmann::json json() const { return {{"n", n}, {"correct", correct}, {"accuracy", accuracy()}, {"mean_tokens", mean_tokens()}}; }
+};
+
 struct EvalAnswer {
   std::string text;     // the final attempt's whole text (reasoning, delimiters, a forced cut, answer)
   std::string content;  // the answer part
