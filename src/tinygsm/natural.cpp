@@ -10,6 +10,7 @@
 // Vocabulary here is the training vocabulary. The held-out natural set (data/natural/) is written
 // by a separate grammar with other names, objects, verbs and sentence shapes.
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 
 #include "tinygsm/tinygsm.h"
@@ -116,6 +117,10 @@ struct Phrase {
   const char* past;
   int k = 0;          // a fixed factor ("doubles": 2, "half": 2); 0: drawn
   bool food = false;  // only for edible objects
+  // Someone else acts on the subject: the phrase is said by {F} about {P} ("gives {P} 5 more
+  // apples", "takes 3 of {P}'s apples"); a Start phrase is a whole sentence ("There are 12 apples
+  // in {P}'s bag").
+  bool by_other = false;
 };
 
 const std::vector<Phrase> kPhrases = {
@@ -209,6 +214,76 @@ const std::vector<Phrase> kPhrases = {
     {Dom::Objects, Op::Share, "splits the {O} equally into {K} bags", "split the {O} equally into {K} bags"},
     {Dom::Objects, Op::Share, "divides the {O} evenly between {K} boxes", "divided the {O} evenly between {K} boxes"},
     {Dom::Objects, Op::Share, "gives all of them out equally to {K} kids", "gave all of them out equally to {K} kids"},
+    // ---- objects, more verbs and constructions
+    {Dom::Objects, Op::Add, "picks {N} more {O}", "picked {N} more {O}"},
+    {Dom::Objects, Op::Add, "catches {N} more", "caught {N} more"},
+    {Dom::Objects, Op::Add, "buys another {N} {O}", "bought another {N} {O}"},
+    {Dom::Objects, Op::Add, "gets {N} extra {O}", "got {N} extra {O}"},
+    {Dom::Objects, Op::Add, "is sent {N} more {O}", "was sent {N} more {O}"},
+    {Dom::Objects, Op::Add, "gets {N} more as a gift", "got {N} more as a gift"},
+    {Dom::Objects, Op::Add, "comes home with {N} more {O}", "came home with {N} more {O}"},
+    {Dom::Objects, Op::Add, "puts {N} more {O} in the box", "put {N} more {O} in the box"},
+    {Dom::Objects, Op::Add, "buys {N} new {O}", "bought {N} new {O}"},
+    {Dom::Objects, Op::Add, "wins another {N}", "won another {N}"},
+    {Dom::Objects, Op::Add, "saves up {N} more {O}", "saved up {N} more {O}"},
+    {Dom::Objects, Op::Add, "trades for {N} more {O}", "traded for {N} more {O}"},
+    {Dom::Objects, Op::Add, "grows {N} more {O}", "grew {N} more {O}", 0, true},
+    {Dom::Objects, Op::Add, "takes {N} more {O} from the shelf", "took {N} more {O} from the shelf"},
+    {Dom::Objects, Op::Sub, "gives {N} of them to {F}", "gave {N} of them to {F}"},
+    {Dom::Objects, Op::Sub, "sends {N} {O} to {F}", "sent {N} {O} to {F}"},
+    {Dom::Objects, Op::Sub, "loses {N} {O} on the way home", "lost {N} {O} on the way home"},
+    {Dom::Objects, Op::Sub, "puts {N} of the {O} back", "put {N} of the {O} back"},
+    {Dom::Objects, Op::Sub, "leaves {N} {O} at school", "left {N} {O} at school"},
+    {Dom::Objects, Op::Sub, "sells off {N} {O}", "sold off {N} {O}"},
+    {Dom::Objects, Op::Sub, "uses up {N} of the {O}", "used up {N} of the {O}"},
+    {Dom::Objects, Op::Sub, "throws out {N} {O}", "threw out {N} {O}"},
+    {Dom::Objects, Op::Sub, "removes {N} {O}", "removed {N} {O}"},
+    {Dom::Objects, Op::Sub, "gives up {N} {O}", "gave up {N} {O}"},
+    {Dom::Objects, Op::Sub, "takes {N} {O} out of the box", "took {N} {O} out of the box"},
+    {Dom::Objects, Op::Sub, "packs {N} of them for a trip and gives them away", "packed {N} of them for a trip and gave them away"},
+    {Dom::Objects, Op::Sub, "cooks {N} of the {O}", "cooked {N} of the {O}", 0, true},
+    {Dom::Objects, Op::Sub, "feeds {N} {O} to the dog", "fed {N} {O} to the dog", 0, true},
+    {Dom::Objects, Op::Sub, "snacks on {N} of them", "snacked on {N} of them", 0, true},
+    {Dom::Objects, Op::Mul, "doubles {his} {O}", "doubled {his} {O}", 2},
+    {Dom::Objects, Op::Mul, "ends up with double the {O}", "ended up with double the {O}", 2},
+    {Dom::Objects, Op::Mul, "multiplies {his} {O} by {K}", "multiplied {his} {O} by {K}"},
+    {Dom::Objects, Op::Mul, "grows the pile to {K} times its size", "grew the pile to {K} times its size"},
+    {Dom::Objects, Op::Div, "sells half of the {O}", "sold half of the {O}", 2},
+    {Dom::Objects, Op::Div, "uses half of them", "used half of them", 2},
+    {Dom::Objects, Op::Div, "gives half of the {O} to {F}", "gave half of the {O} to {F}", 2},
+    {Dom::Objects, Op::Div, "keeps half and gives the rest away", "kept half and gave the rest away", 2},
+    {Dom::Objects, Op::GroupAdd, "buys {K} more boxes of {N} {O}", "bought {K} more boxes of {N} {O}"},
+    {Dom::Objects, Op::GroupAdd, "gets {N} {O} from each of {K} neighbors", "got {N} {O} from each of {K} neighbors"},
+    {Dom::Objects, Op::GroupAdd, "picks {N} {O} each day for {K} days", "picked {N} {O} each day for {K} days"},
+    {Dom::Objects, Op::GroupAdd, "adds {K} rows of {N} {O}", "added {K} rows of {N} {O}"},
+    {Dom::Objects, Op::GroupSub, "gives each of {K} friends {N} {O}", "gave each of {K} friends {N} {O}"},
+    {Dom::Objects, Op::GroupSub, "sells {N} {O} a day for {K} days", "sold {N} {O} a day for {K} days"},
+    {Dom::Objects, Op::GroupSub, "eats {N} {O} a day for {K} days", "ate {N} {O} a day for {K} days", 0, true},
+    {Dom::Objects, Op::GroupSub, "packs {K} bags of {N} {O} for {his} friends", "packed {K} bags of {N} {O} for {his} friends"},
+    {Dom::Objects, Op::More, "owns {N} more {O} than {P}", "owned {N} more {O} than {P}"},
+    {Dom::Objects, Op::Fewer, "owns {N} fewer {O} than {P}", "owned {N} fewer {O} than {P}"},
+    {Dom::Objects, Op::Times, "has double the {O} {P} has", "had double the {O} {P} had", 2},
+    {Dom::Objects, Op::Times, "owns {K} times as many {O} as {P}", "owned {K} times as many {O} as {P}"},
+    // said by another person ({F}) about the subject
+    {Dom::Objects, Op::Add, "gives {P} {N} more {O}", "gave {P} {N} more {O}", 0, false, true},
+    {Dom::Objects, Op::Add, "gives {P} another {N}", "gave {P} another {N}", 0, false, true},
+    {Dom::Objects, Op::Add, "brings {P} {N} {O}", "brought {P} {N} {O}", 0, false, true},
+    {Dom::Objects, Op::Add, "sends {P} {N} more {O}", "sent {P} {N} more {O}", 0, false, true},
+    {Dom::Objects, Op::Add, "buys {P} {N} more {O}", "bought {P} {N} more {O}", 0, false, true},
+    {Dom::Objects, Op::Add, "adds {N} {O} to {P}'s pile", "added {N} {O} to {P}'s pile", 0, false, true},
+    {Dom::Objects, Op::Sub, "takes {N} of {P}'s {O}", "took {N} of {P}'s {O}", 0, false, true},
+    {Dom::Objects, Op::Sub, "borrows {N} {O} from {P}", "borrowed {N} {O} from {P}", 0, false, true},
+    {Dom::Objects, Op::Sub, "eats {N} of {P}'s {O}", "ate {N} of {P}'s {O}", 0, true, true},
+    {Dom::Objects, Op::Sub, "buys {N} {O} from {P}", "bought {N} {O} from {P}", 0, false, true},
+    {Dom::Objects, Op::Div, "takes half of {P}'s {O}", "took half of {P}'s {O}", 2, false, true},
+    {Dom::Objects, Op::Mul, "doubles {P}'s {O}", "doubled {P}'s {O}", 2, false, true},
+    {Dom::Objects, Op::Start, "There are {N} {O} in {P}'s bag", "There were {N} {O} in {P}'s bag", 0, false, true},
+    {Dom::Objects, Op::Start, "{P}'s box holds {N} {O}", "{P}'s box held {N} {O}", 0, false, true},
+    {Dom::Objects, Op::Start, "{P}'s collection has {N} {O}", "{P}'s collection had {N} {O}", 0, false, true},
+    {Dom::Objects, Op::Start, "In {P}'s basket there are {N} {O}", "In {P}'s basket there were {N} {O}", 0, false, true},
+    {Dom::Objects, Op::Start, "keeps {N} {O} in a jar", "kept {N} {O} in a jar"},
+    {Dom::Objects, Op::Start, "begins with {N} {O}", "began with {N} {O}"},
+    {Dom::Objects, Op::Start, "has got {N} {O}", "had got {N} {O}"},
     // ---- money
     {Dom::Money, Op::GroupStart, "earns {M} per hour for {K} hours", "earned {M} per hour for {K} hours"},
     {Dom::Money, Op::GroupStart, "saves {M} a week for {K} weeks", "saved {M} a week for {K} weeks"},
@@ -262,6 +337,26 @@ const std::vector<Phrase> kPhrases = {
     {Dom::Money, Op::Fewer, "has {M} less than {P}", "had {M} less than {P}"},
     {Dom::Money, Op::Times, "has twice as much money as {P}", "had twice as much money as {P}", 2},
     {Dom::Money, Op::Times, "has {K} times as much money as {P}", "had {K} times as much money as {P}"},
+    {Dom::Money, Op::Add, "gets paid {M}", "got paid {M}"},
+    {Dom::Money, Op::Add, "earns another {M}", "earned another {M}"},
+    {Dom::Money, Op::Add, "sells {his} old bike for {M}", "sold {his} old bike for {M}"},
+    {Dom::Money, Op::Add, "gets {M} for {his} birthday", "got {M} for {his} birthday"},
+    {Dom::Money, Op::Add, "makes {M} mowing lawns", "made {M} mowing lawns"},
+    {Dom::Money, Op::Add, "collects {M} in tips", "collected {M} in tips"},
+    {Dom::Money, Op::Sub, "pays {M} for lunch", "paid {M} for lunch"},
+    {Dom::Money, Op::Sub, "spends {M} at the store", "spent {M} at the store"},
+    {Dom::Money, Op::Sub, "buys a {I} that costs {M}", "bought a {I} that cost {M}"},
+    {Dom::Money, Op::Sub, "spends another {M}", "spent another {M}"},
+    {Dom::Money, Op::Sub, "donates {M} to charity", "donated {M} to charity"},
+    {Dom::Money, Op::Sub, "lends {F} {M}", "lent {F} {M}"},
+    {Dom::Money, Op::Add, "gives {P} {M}", "gave {P} {M}", 0, false, true},
+    {Dom::Money, Op::Add, "pays {P} {M} for helping", "paid {P} {M} for helping", 0, false, true},
+    {Dom::Money, Op::Add, "sends {P} {M}", "sent {P} {M}", 0, false, true},
+    {Dom::Money, Op::Sub, "borrows {M} from {P}", "borrowed {M} from {P}", 0, false, true},
+    {Dom::Money, Op::Sub, "charges {P} {M} for a {I}", "charged {P} {M} for a {I}", 0, false, true},
+    {Dom::Money, Op::Start, "There is {M} in {P}'s wallet", "There was {M} in {P}'s wallet", 0, false, true},
+    {Dom::Money, Op::Start, "{P}'s piggy bank holds {M}", "{P}'s piggy bank held {M}", 0, false, true},
+    {Dom::Money, Op::Start, "begins the week with {M}", "began the week with {M}"},
     // ---- pages read (a running total)
     {Dom::Pages, Op::GroupStart, "reads {N} pages a day for {K} days", "read {N} pages a day for {K} days"},
     {Dom::Pages, Op::Start, "reads {N} pages on Monday", "read {N} pages on Monday"},
@@ -286,6 +381,14 @@ const std::vector<Phrase> kPhrases = {
     {Dom::Miles, Op::More, "walks {N} more miles than {P}", "walked {N} more miles than {P}"},
     {Dom::Miles, Op::Fewer, "walks {N} fewer miles than {P}", "walked {N} fewer miles than {P}"},
     {Dom::Miles, Op::Times, "walks twice as far as {P}", "walked twice as far as {P}", 2},
+    {Dom::Miles, Op::Start, "jogs {N} miles", "jogged {N} miles"},
+    {Dom::Miles, Op::Start, "hikes {N} miles on Saturday", "hiked {N} miles on Saturday"},
+    {Dom::Miles, Op::Add, "bikes {N} more miles", "biked {N} more miles"},
+    {Dom::Miles, Op::Add, "hikes another {N} miles", "hiked another {N} miles"},
+    {Dom::Miles, Op::Add, "jogs {N} more miles", "jogged {N} more miles"},
+    {Dom::Pages, Op::Add, "finishes {N} more pages", "finished {N} more pages"},
+    {Dom::Pages, Op::Add, "reads another {N} pages in the evening", "read another {N} pages in the evening"},
+    {Dom::Pages, Op::Start, "reads {N} pages of a novel", "read {N} pages of a novel"},
 };
 
 // Final questions about one person ({P} the name, {he} the pronoun) and about two ({P0} {P1}).
@@ -323,6 +426,23 @@ const std::vector<Final> kFinals = {
     {Dom::Miles, false, "How far does {he} go altogether?", "How far did {he} go altogether?"},
     {Dom::Miles, true, "How many miles do {P0} and {P1} cover together?", "How many miles did {P0} and {P1} cover together?"},
     {Dom::Miles, true, "How many miles do they cover in total?", "How many miles did they cover in total?"},
+    {Dom::Objects, false, "How many {O} remain?", "How many {O} remained?"},
+    {Dom::Objects, false, "How many {O} does {P} still have?", "How many {O} did {P} still have?"},
+    {Dom::Objects, false, "How many {O} is {P} left with?", "How many {O} was {P} left with?"},
+    {Dom::Objects, false, "How many {O} are there now?", "How many {O} were there then?"},
+    {Dom::Objects, false, "How many {O} does {P} have at the end?", "How many {O} did {P} have at the end?"},
+    {Dom::Objects, false, "How many {O} now?", "How many {O} then?"},
+    {Dom::Objects, false, "So how many {O} does {P} have?", "So how many {O} did {P} have?"},
+    {Dom::Objects, false, "how many {O} does {P} have now", "how many {O} did {P} have"},
+    {Dom::Objects, true, "How many {O} do {P0} and {P1} have combined?", "How many {O} did {P0} and {P1} have combined?"},
+    {Dom::Objects, true, "How many {O} do the two of them have?", "How many {O} did the two of them have?"},
+    {Dom::Objects, true, "How many {O} do they have in all?", "How many {O} did they have in all?"},
+    {Dom::Money, false, "How much money remains?", "How much money remained?"},
+    {Dom::Money, false, "How much does {he} have left?", "How much did {he} have left?"},
+    {Dom::Money, false, "How many dollars are left?", "How many dollars were left?"},
+    {Dom::Money, true, "How much money do they have combined?", "How much money did they have combined?"},
+    {Dom::Pages, false, "How many pages is that in all?", "How many pages was that in all?"},
+    {Dom::Miles, false, "How many miles is that altogether?", "How many miles was that altogether?"},
 };
 
 // Sentences that change nothing: {X} another person, {O2} other objects, {P} the subject.
@@ -405,16 +525,27 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
       case 0: {  // a verbal instruction or question
         switch (op) {
           case '+': text = rng.pick(std::vector<std::string>{"Add " + A + " and " + B + ".", "What is the sum of " + A + " and " + B + "?",
-                                                               "What do you get if you add " + A + " and " + B + "?", "What is " + B + " more than " + A + "?"});
+                                                               "What do you get if you add " + A + " and " + B + "?", "What is " + B + " more than " + A + "?",
+                                                               "Find the sum of " + A + " and " + B + ".", "What is the total of " + A + " and " + B + "?",
+                                                               "If you add " + B + " to " + A + ", what do you get?", "Add " + B + " to " + A + ".",
+                                                               "What number is " + B + " more than " + A + "?", A + " and " + B + " added together is what?"});
             break;
           case '-': text = rng.pick(std::vector<std::string>{"Subtract " + B + " from " + A + ".", "What is the difference between " + A + " and " + B + "?",
-                                                               "What is " + B + " less than " + A + "?", "Take " + B + " away from " + A + "."});
+                                                               "What is " + B + " less than " + A + "?", "Take " + B + " away from " + A + ".",
+                                                               "If you take " + B + " from " + A + ", what is left?", "What is " + A + " take away " + B + "?",
+                                                               "How much is " + A + " minus " + B + "?", "What do you get when you subtract " + B + " from " + A + "?"});
             break;
           case '*': text = rng.pick(std::vector<std::string>{"Multiply " + A + " by " + B + ".", "What is the product of " + A + " and " + B + "?",
-                                                               "What is " + A + " multiplied by " + B + "?"});
+                                                               "What is " + A + " multiplied by " + B + "?", "What do you get when you multiply " + A + " by " + B + "?",
+                                                               "What is " + B + " times " + A + "?", "How much is " + A + " times " + B + "?",
+                                                               b == 2 ? "What is double " + A + "?" : "What is " + B + " lots of " + A + "?",
+                                                               b == 2 ? "What is twice " + A + "?" : "Multiply " + B + " and " + A + "."});
             break;
           default: text = rng.pick(std::vector<std::string>{"Divide " + A + " by " + B + ".", "What is " + A + " divided by " + B + "?",
-                                                              "How many times does " + B + " go into " + A + "?"});
+                                                              "How many times does " + B + " go into " + A + "?",
+                                                              "If you split " + A + " into " + B + " equal parts, how big is each part?",
+                                                              "What do you get when you divide " + A + " by " + B + "?",
+                                                              b == 2 ? "What is half of " + A + "?" : "How much is " + A + " divided by " + B + "?"});
         }
         break;
       }
@@ -435,6 +566,10 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
       if (p == "What does ") q = rng.pick(std::vector<std::string>{" equal?", " come to?", " make?"});
       else if (p.rfind("What", 0) == 0 || p.rfind("what", 0) == 0 || p.rfind("How", 0) == 0 || p.rfind("Can", 0) == 0) q = "?";
       text = p + text + q;
+    }
+    if (rng.chance(8)) {  // typed quickly: all lower case, no final punctuation
+      std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (text.back() == '?' || text.back() == '.') text.pop_back();
     }
     item.user_text = text;
   } else {
@@ -528,7 +663,12 @@ struct Story {
       }
     }
   }
-  std::string money(int n) const { return dollar_sign ? "$" + std::to_string(n) : std::to_string(n) + " dollars"; }
+  std::string money(int n) const {
+    std::string s = std::to_string(n);
+    if (dollar_sign) s.insert(s.begin(), '$');  // (not "$" + s: GCC 12 warns -Wrestrict on it, falsely)
+    else s += " dollars";
+    return s;
+  }
   std::string unit() const {
     switch (dom) {
       case Dom::Objects: return O;
@@ -555,10 +695,11 @@ struct Story {
     if (other >= 0) replace_all(s, "{F}", people[other].name);
     return s;
   }
-  const Phrase* phrase(Op op, int k) {
+  const Phrase* phrase(Op op, int k, bool allow_other = true) {
     std::vector<const Phrase*> c;
     for (auto& p : kPhrases)
-      if (p.dom == dom && p.op == op && (!p.food || food) && (k == 0 || p.k == 0 || p.k == k)) c.push_back(&p);
+      if (p.dom == dom && p.op == op && (!p.food || food) && (k == 0 || p.k == 0 || p.k == k) && (allow_other || !p.by_other))
+        c.push_back(&p);
     if (c.empty()) return nullptr;
     return c[rng.next() % c.size()];
   }
@@ -602,12 +743,13 @@ bool build_story(Rng& rng, int steps, Item& item) {
     remaining -= 1;
   } else {
     const Phrase* start = st.phrase(Op::Start, 0);
-    clauses.push_back({P, st.fill(st.past ? start->past : start->pres, P, -1, v, 0)});
+    clauses.push_back({start->by_other ? -1 : P, st.fill(st.past ? start->past : start->pres, P, -1, v, 0)});
     reasons.emplace_back(0, has(st, P, std::to_string(v)));
   }
   bool shared = false;  // the story ended with a Share: the question asks for one share
   int prev_subject = -1, prev_value = 0;
   bool last_compare = false, together = false;
+  bool others_act = false;  // someone else acts on the subject: "he" in the question could be them
   auto step = [&](char op, int a, int b, int r, std::string text) {
     item.worked.push_back({op, a, b, r, ""});
     step_clause.push_back(static_cast<int>(clauses.size()) - 1);
@@ -682,13 +824,28 @@ bool build_story(Rng& rng, int steps, Item& item) {
       if (F < 0) F = st.add_person();
       return F;
     };
+    // The clause of an event phrase: said by the subject, or by someone else about the subject
+    // ("Ana gives him 5 more"; "him" only right after a sentence about the subject).
+    auto event_clause = [&](const Phrase* ph, int n, int k) {
+      std::string vp = st.past ? ph->past : ph->pres;
+      if (ph->by_other) {
+        if (prev_subject < 0 && !clauses.empty() && clauses.back().subject == P && rng.chance(35)) {
+          replace_all(vp, "{P}'s", "{his}");
+          replace_all(vp, "{P}", "{him}");
+        }
+        const int by = other();
+        clauses.push_back({by, st.fill(vp, P, -1, n, k)});
+        others_act = true;
+        return;
+      }
+      const bool needs_f = vp.find("{F}") != std::string::npos;
+      clauses.push_back({P, st.fill(vp, P, needs_f ? other() : -1, n, k)});
+    };
     switch (op) {
       case Op::Add:
       case Op::Sub: {
         const int n = op == Op::Add ? rng.uniform(2, std::min(30, kMaxValue - v)) : rng.uniform(2, std::min(30, v - 2));
-        const Phrase* ph = st.phrase(op, 0);
-        const bool needs_f = std::string_view(ph->pres).find("{F}") != std::string_view::npos;
-        clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, needs_f ? other() : -1, n, 0)});
+        event_clause(st.phrase(op, 0), n, 0);
         const int r = op == Op::Add ? v + n : v - n;
         step(op == Op::Add ? '+' : '-', v, n, r, has(st, P, eq(v, op == Op::Add ? '+' : '-', n, r)));
         v = r;
@@ -712,8 +869,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
         if (ph->k) k = ph->k;
         if (op == Op::Mul && v * k > kMaxValue) return false;
         if (op == Op::Div && (v % k != 0 || v / k < 2)) return false;
-        const bool needs_f = std::string_view(ph->pres).find("{F}") != std::string_view::npos;
-        clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, needs_f ? other() : -1, 0, k)});
+        event_clause(ph, 0, k);
         const char c = op == Op::Mul ? '*' : '/';
         const int r = op == Op::Mul ? v * k : v / k;
         step(c, v, k, r, has(st, P, eq(v, c, k, r)));
@@ -789,7 +945,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
     Clause d;
     d.counts = false;
     if (prev_subject >= 0 && !together && at == clauses.size() && rng.chance(50) && dom == Dom::Objects) {
-      const Phrase* ph = st.phrase(Op::Add, 0);
+      const Phrase* ph = st.phrase(Op::Add, 0, false);
       d.subject = prev_subject;
       const bool needs_f = std::string_view(ph->pres).find("{F}") != std::string_view::npos;
       int X = needs_f ? st.add_person() : -1;
@@ -824,7 +980,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
     replace_all(fq, "{P1}", st.people[P].name);
   }
   // A pronoun or an elided "are left" only when the question cannot mean someone else.
-  const bool ambiguous = prev_subject >= 0 && !together;
+  const bool ambiguous = (prev_subject >= 0 || others_act) && !together;
   if (ambiguous && (fq.find("{he}") != std::string::npos || fq.find("{P}") == std::string::npos) && !together) {
     fq = dom == Dom::Money ? "How much money does {P} have?" : dom == Dom::Objects ? "How many {O} does {P} have?"
          : dom == Dom::Pages ? "How many pages does {P} read?" : "How many miles does {P} walk?";
@@ -864,7 +1020,14 @@ bool build_story(Rng& rng, int steps, Item& item) {
         s = c.subject < 0 ? capitalize(c.vp) + "." : subject_text(c, false) + " " + c.vp + ".";
       } else {
         const bool pron = prev == c.subject && ambiguous == false && rng.chance(50);
-        std::string lead = i > 0 && rng.chance(15) ? rng.pick(std::vector<std::string>{"Then ", "Later, ", "After that, ", "Next, "}) : "";
+        std::string lead;
+        if (i > 0 && rng.chance(18))
+          lead = rng.pick(std::vector<std::string>{"Then ", "Later, ", "After that, ", "Next, ", "In the afternoon, ",
+                                                   "The next day, ", "After school, ", "Later that day, ", "Afterwards, ",
+                                                   "After a while, ", "Then ", "Soon, "});
+        else if (i == 0 && dom != Dom::Pages && rng.chance(12))
+          lead = rng.pick(std::vector<std::string>{"At first, ", "In the morning, ", "At the start of the week, ", "Earlier, ",
+                                                   st.past ? "Last week, " : "Today, ", st.past ? "Yesterday, " : "This morning, "});
         std::string subj = subject_text(c, pron);
         if (!lead.empty() && pron) subj = lowercase_first(subj);
         s = lead + subj + " " + c.vp + ".";

@@ -233,7 +233,7 @@ TEST(TinyGsm, Names) {
 TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
   int bare = 0, one_line = 0, numbered = 0, question_prefix = 0, no_prefix = 0, distractors = 0, past = 0,
       pronouns = 0, together = 0, shares = 0, more_than = 0, fewer_than = 0, money = 0, pages = 0, miles = 0,
-      no_question = 0;
+      no_question = 0, others_act = 0, scene_start = 0, leads = 0, lower_case = 0;
   std::set<std::string> names;
   std::map<int, int> by_steps;
   for (const Item& it : generate(Split::Train, 3000, 11, 0, Style::Natural)) {
@@ -280,9 +280,17 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
     money += q.find('$') != std::string::npos || q.find(" dollars") != std::string::npos;
     pages += q.find(" pages") != std::string::npos;
     miles += q.find(" miles") != std::string::npos;
+    // Someone else acts on the subject ("Ana gives him 5 more"), the amount is where the objects
+    // are ("There are 12 apples in Tom's bag"), time leads, and bare arithmetic typed in lower case.
+    others_act += q.find(" gives him ") != std::string::npos || q.find(" gives her ") != std::string::npos ||
+                  q.find(" borrows ") != std::string::npos || q.find(" takes half of ") != std::string::npos;
+    scene_start += q.find("There are ") != std::string::npos || q.find("'s box holds ") != std::string::npos;
+    leads += q.find("At first, ") != std::string::npos || q.find("The next day, ") != std::string::npos ||
+             q.find("Afterwards, ") != std::string::npos;
+    lower_case += !story && q.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ?") == std::string::npos;
   }
   for (int c : {bare, one_line, numbered, question_prefix, no_prefix, distractors, past, pronouns, together, shares,
-                more_than, fewer_than, money, pages, miles, no_question})
+                more_than, fewer_than, money, pages, miles, no_question, others_act, scene_start, leads, lower_case})
     EXPECT_GT(c, 30);
   EXPECT_GT(bare, 400);
   EXPECT_GT(by_steps[1], 600);  // one-step questions are the common case of a user
