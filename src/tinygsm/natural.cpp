@@ -241,6 +241,9 @@ const std::vector<Phrase> kPhrases = {
     {Dom::Objects, Op::Sub, "gives up {N} {O}", "gave up {N} {O}"},
     {Dom::Objects, Op::Sub, "takes {N} {O} out of the box", "took {N} {O} out of the box"},
     {Dom::Objects, Op::Sub, "packs {N} of them for a trip and gives them away", "packed {N} of them for a trip and gave them away"},
+    {Dom::Objects, Op::Sub, "uses {N} of them to make a necklace", "used {N} of them to make a necklace"},
+    {Dom::Objects, Op::Sub, "uses {N} {O} for a school project", "used {N} {O} for a school project"},
+    {Dom::Objects, Op::Sub, "gives {N} to {his} teacher", "gave {N} to {his} teacher"},
     {Dom::Objects, Op::Sub, "cooks {N} of the {O}", "cooked {N} of the {O}", 0, true},
     {Dom::Objects, Op::Sub, "feeds {N} {O} to the dog", "fed {N} {O} to the dog", 0, true},
     {Dom::Objects, Op::Sub, "snacks on {N} of them", "snacked on {N} of them", 0, true},
@@ -452,6 +455,12 @@ const std::vector<const char*> kDistractors = {
     "{X} is {N} years old.",     "{P} has a dog named Rex.",     "The shop opens at 9.",
     "{X} reads {N} pages of a comic."};
 
+// Sentences that open a story and change nothing ("Kai is saving for a bike."): {P} the subject.
+const std::vector<const char*> kIntros = {
+    "{P} is saving for a bike.", "{P} loves {O}.",          "{P} goes to the market.", "It is {P}'s birthday.",
+    "{P} is cleaning {his} room.", "{P} and {his} family go to the park.", "{P} wants to count {his} {O}.",
+    "{P} is at the fair.",         "{P} likes to collect {O}.",     "School is over for the day."};
+
 const std::vector<const char*> kPrefixes = {"", "", "", "", "Question: ", "Q: ", "Please solve: ", "Help me with this: "};
 
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
@@ -610,7 +619,7 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
     const int form = rng.uniform(0, 9);
     for (size_t i = 0; i < os.size(); ++i) {
       if (form < 2) expr += std::string(" ") + op_word(os[i], rng) + " ";
-      else if (form < 6) expr += " " + op_symbol(os[i], rng) + " ";
+      else if (form < 6) expr.append(" ").append(op_symbol(os[i], rng)).append(" ");
       else expr += op_symbol(os[i], rng);
       expr += std::to_string(vals[i + 1]);
     }
@@ -633,10 +642,19 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
 
 // ---------------------------------------------------------------------------------------------
 // Stories.
+
+// "$12" or "12 dollars".
+std::string money_text(int n, bool dollar_sign) {
+  std::string s = std::to_string(n);
+  if (dollar_sign) s.insert(s.begin(), '$');  // (not "$" + s: GCC 12 warns -Wrestrict on it, falsely)
+  else s += " dollars";
+  return s;
+}
 struct Clause {
   int subject = -1;  // index into the story's people; -1: no person (a scene sentence)
   std::string vp;    // the verb phrase, or the whole sentence when subject < 0
   bool counts = true;
+  bool lead = true;  // may open with "Then", "Later, " ... (not a second person's own amount)
 };
 
 // Shares of stories whose people and objects are invented words (see invented_word).
@@ -663,12 +681,7 @@ struct Story {
       }
     }
   }
-  std::string money(int n) const {
-    std::string s = std::to_string(n);
-    if (dollar_sign) s.insert(s.begin(), '$');  // (not "$" + s: GCC 12 warns -Wrestrict on it, falsely)
-    else s += " dollars";
-    return s;
-  }
+  std::string money(int n) const { return money_text(n, dollar_sign); }
   std::string unit() const {
     switch (dom) {
       case Dom::Objects: return O;
@@ -771,6 +784,10 @@ bool build_story(Rng& rng, int steps, Item& item) {
     if (v >= 4) opts.push_back({Op::Fewer, 10});
     if (v * 2 <= kMaxValue) opts.push_back({Op::Times, 6});
     if (remaining == 1 && last_compare && v + prev_value <= kMaxValue) opts.push_back({Op::Start, 60});  // together
+    // another person with an amount of their own ("Marco has 47 cards and Aisha has 36 cards."), then
+    // the total (GroupStart stands for it here: the loop draws no other GroupStart)
+    if (remaining == 1 && !last_compare && prev_subject < 0 && !others_act && v + 4 <= kMaxValue)
+      opts.push_back({Op::GroupStart, 12});
     if (remaining == 1 && dom != Dom::Pages && dom != Dom::Miles && v >= 4) opts.push_back({Op::Share, 14});
     int total = 0;
     for (auto& o : opts) total += o.weight;
@@ -791,6 +808,24 @@ bool build_story(Rng& rng, int steps, Item& item) {
       step_clause.push_back(-1);
       reasons.emplace_back(-1, "Together, " + std::string(st.people[prev_subject].name) + " and " + st.people[P].name +
                                    " have " + eq(prev_value, '+', v, r) + " " + st.unit() + ".");
+      v = r;
+      together = true;
+      remaining -= 1;
+      continue;
+    }
+    if (op == Op::GroupStart) {
+      const int G = st.add_person();
+      const int n = rng.uniform(2, std::min(60, kMaxValue - v));
+      const Phrase* start = st.phrase(Op::Start, 0, false);
+      clauses.push_back({G, st.fill(st.past ? start->past : start->pres, G, -1, n, 0), true, false});
+      reasons.emplace_back(static_cast<int>(clauses.size()) - 1, has(st, G, std::to_string(n)));
+      const int r = v + n;
+      item.worked.push_back({'+', v, n, r, ""});
+      step_clause.push_back(-1);
+      reasons.emplace_back(-1, "Together, " + std::string(st.people[P].name) + " and " + st.people[G].name + " have " +
+                                   eq(v, '+', n, r) + " " + st.unit() + ".");
+      prev_subject = P;
+      P = G;
       v = r;
       together = true;
       remaining -= 1;
@@ -926,7 +961,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
         const int G = st.add_person();
         // The compare phrase is said by G about P: {P} is the subject's name, or a pronoun.
         std::string vp = st.past ? ph->past : ph->pres;
-        if (rng.chance(30)) replace_all(vp, "{P}", "{him}");
+        if (rng.chance(30) && !others_act) replace_all(vp, "{P}", "{him}");
         vp = st.fill(vp, P, -1, n, k);
         clauses.push_back({G, vp});
         step(c, v, op == Op::Times ? k : n, r, has(st, G, eq(v, c, op == Op::Times ? k : n, r)));
@@ -966,6 +1001,19 @@ bool build_story(Rng& rng, int steps, Item& item) {
       if (r.first >= static_cast<int>(at)) ++r.first;
     for (auto& c : step_clause)
       if (c >= static_cast<int>(at)) ++c;
+  }
+
+  // An opening sentence that changes nothing, before the first amount.
+  if (rng.chance(10) && (clauses.front().subject < 0 || clauses.front().subject == 0)) {
+    std::string s = st.fill(rng.pick(kIntros), 0, -1, 0, 0);
+    Clause d;
+    d.counts = false;
+    d.vp = s.substr(0, s.size() - 1);
+    clauses.insert(clauses.begin(), d);
+    for (auto& r : reasons)
+      if (r.first >= 0) ++r.first;
+    for (auto& c : step_clause)
+      if (c >= 0) ++c;
   }
 
   // The final question.
@@ -1021,7 +1069,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       } else {
         const bool pron = prev == c.subject && ambiguous == false && rng.chance(50);
         std::string lead;
-        if (i > 0 && rng.chance(18))
+        if (i > 0 && c.lead && rng.chance(18))
           lead = rng.pick(std::vector<std::string>{"Then ", "Later, ", "After that, ", "Next, ", "In the afternoon, ",
                                                    "The next day, ", "After school, ", "Later that day, ", "Afterwards, ",
                                                    "After a while, ", "Then ", "Soon, "});
@@ -1098,6 +1146,120 @@ bool build_story(Rng& rng, int steps, Item& item) {
   return true;
 }
 
+// A rate said in one sentence and the count asked in the question ("Felix reads 12 pages every
+// night. How many pages does he read in 5 nights?", "Each ticket costs $8. How much do 9 tickets
+// cost?"), or what is still missing ("Ana needs 40 cups and has 23. How many more does she need?").
+// One step each; the slow reasoning is the one sentence that computes it.
+bool build_rate_or_need(Rng& rng, Item& item) {
+  Person p = rng.chance(kInventedNamePercent) ? invented_person(rng) : rng.pick(kPeople);
+  const std::string P = p.name, he = p.female ? "she" : "he";
+  std::string O;
+  if (rng.chance(kInventedObjectPercent)) O = invented_objects(rng);
+  else O = rng.pick(kObjs).many;
+  const Thing& th = rng.pick(kThings);
+  const bool dollar = rng.chance(65);
+  auto money = [&](int n) { return money_text(n, dollar); };
+  std::string statement, question, closing, unit;
+  char op = '*';
+  int a = 0, b = 0;
+  const int kind = rng.uniform(0, 9);
+  if (kind <= 5) {  // rate times count
+    a = rng.uniform(2, 15);
+    b = rng.uniform(2, 9);
+    if (a * b > kMaxValue) return false;
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    switch (kind) {
+      case 0: {
+        const auto per = rng.pick(std::vector<std::pair<std::string, std::string>>{
+            {"a day", "days"}, {"every day", "days"}, {"each week", "weeks"}, {"every hour", "hours"}, {"a month", "months"}});
+        const auto verb = rng.pick(std::vector<std::pair<std::string, std::string>>{
+            {"picks", "pick"}, {"collects", "collect"}, {"makes", "make"}, {"finds", "find"}, {"sells", "sell"}, {"buys", "buy"}});
+        statement = P + " " + verb.first + " " + A + " " + O + " " + per.first + ".";
+        question = rng.pick(std::vector<std::string>{"How many " + O + " does " + he + " " + verb.second + " in " + B + " " + per.second + "?",
+                                                     "How many " + O + " will " + P + " " + verb.second + " in " + B + " " + per.second + "?",
+                                                     "How many " + O + " is that after " + B + " " + per.second + "?"});
+        closing = "In " + B + " " + per.second + ", " + P + " " + verb.first + " " + eq(a, '*', b, a * b) + " " + O + ".";
+        unit = O;
+        break;
+      }
+      case 1: {
+        const auto per = rng.pick(std::vector<std::pair<std::string, std::string>>{{"every night", "nights"}, {"a day", "days"}, {"each morning", "mornings"}});
+        statement = P + " reads " + A + " pages " + per.first + ".";
+        question = rng.pick(std::vector<std::string>{"How many pages does " + he + " read in " + B + " " + per.second + "?",
+                                                     "How many pages will " + P + " have read after " + B + " " + per.second + "?"});
+        closing = "In " + B + " " + per.second + ", " + P + " reads " + eq(a, '*', b, a * b) + " pages.";
+        break;
+      }
+      case 2: {
+        statement = P + " " + rng.pick(std::vector<std::string>{"walks", "runs", "cycles", "drives"}) + " " + A + " miles " +
+                    rng.pick(std::vector<std::string>{"a day", "every day", "each day"}) + ".";
+        question = rng.pick(std::vector<std::string>{"How many miles does " + he + " go in " + B + " days?",
+                                                     "How far does " + P + " go in " + B + " days?"});
+        closing = "In " + B + " days, " + P + " goes " + eq(a, '*', b, a * b) + " miles.";
+        break;
+      }
+      case 3: case 4: {
+        statement = rng.pick(std::vector<std::string>{"Each " + std::string(th.one) + " costs " + money(a) + ".",
+                                                      "One " + std::string(th.one) + " costs " + money(a) + ".",
+                                                      "A " + std::string(th.one) + " costs " + money(a) + "."});
+        question = rng.pick(std::vector<std::string>{"How much do " + B + " " + th.many + " cost?",
+                                                     "How much does " + P + " pay for " + B + " " + th.many + "?",
+                                                     "How much money do " + B + " " + th.many + " cost?"});
+        closing = B + " " + th.many + " cost " + eq(a, '*', b, a * b) + " dollars.";
+        break;
+      }
+      default: {
+        const auto per = rng.pick(std::vector<std::pair<std::string, std::string>>{{"an hour", "hours"}, {"a day", "days"}, {"a week", "weeks"}});
+        statement = P + " " + rng.pick(std::vector<std::string>{"earns", "makes", "is paid", "saves"}) + " " + money(a) + " " + per.first + ".";
+        question = rng.pick(std::vector<std::string>{"How much does " + he + " get in " + B + " " + per.second + "?",
+                                                     "How much money does " + P + " have after " + B + " " + per.second + "?"});
+        closing = "In " + B + " " + per.second + ", " + P + " gets " + eq(a, '*', b, a * b) + " dollars.";
+      }
+    }
+  } else if (kind <= 6) {  // a total shared out: the price of one
+    b = rng.uniform(2, 9);
+    const int one = rng.uniform(2, 12);
+    a = one * b;
+    op = '/';
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    statement = rng.pick(std::vector<std::string>{P + " pays " + money(a) + " for " + B + " " + th.many + ".",
+                                                  B + " " + th.many + " cost " + money(a) + " in all."});
+    question = rng.pick(std::vector<std::string>{"How much does one " + std::string(th.one) + " cost?",
+                                                 "What is the price of each " + std::string(th.one) + "?"});
+    closing = "One " + std::string(th.one) + " costs " + eq(a, '/', b, one) + " dollars.";
+  } else {  // what is still missing
+    a = rng.uniform(10, kMaxValue);
+    b = rng.uniform(2, a - 2);
+    op = '-';
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    const std::string He = p.female ? "She" : "He";
+    if (kind == 7) {
+      statement = rng.pick(std::vector<std::string>{P + " needs " + A + " " + O + " and has " + B + ".",
+                                                    P + " wants to collect " + A + " " + O + ". " + He + " has " + B + " so far.",
+                                                    P + " needs " + A + " " + O + " for a party. " + He + " already has " + B + "."});
+      question = rng.pick(std::vector<std::string>{"How many more " + O + " does " + he + " need?", "How many more does " + P + " need?"});
+      closing = P + " needs " + eq(a, '-', b, a - b) + " more " + O + ".";
+    } else {
+      statement = rng.pick(std::vector<std::string>{
+          P + " wants a " + std::string(th.one) + " that costs " + money(a) + ". " + He + " has saved " + money(b) + ".",
+          P + " is saving for a " + std::string(th.one) + " that costs " + money(a) + " and has " + money(b) + "."});
+      question = rng.pick(std::vector<std::string>{"How much more money does " + he + " need?", "How much more does " + P + " need to save?"});
+      closing = P + " needs " + eq(a, '-', b, a - b) + " more dollars.";
+    }
+  }
+  const int r = op == '*' ? a * b : op == '/' ? a / b : a - b;
+  if (r < 2 || r > kMaxValue) return false;
+  item.worked.push_back({op, a, b, r, closing});
+  item.user_text = rng.pick(kPrefixes) + statement + " " + question;
+  item.question = statement + " " + question;
+  item.final_question = question;
+  item.sentences = {statement};
+  item.reasoning = {closing};
+  item.answer = r;
+  item.steps = 1;
+  return true;
+}
+
 int draw_steps(Rng& rng, bool arithmetic) {
   const int r = rng.uniform(0, 99);
   if (arithmetic) return r < 60 ? 1 : r < 90 ? 2 : 3;
@@ -1117,7 +1279,9 @@ Item generate_natural_item(Split split, uint64_t seed, uint64_t index, int steps
     item = Item{};
     const bool arithmetic = rng.chance(20) && (steps == 0 || steps <= 3);
     const int n = steps > 0 ? steps : draw_steps(rng, arithmetic);
-    const bool ok = arithmetic ? build_arithmetic(rng, n, item) : build_story(rng, n, item);
+    const bool ok = arithmetic                    ? build_arithmetic(rng, n, item)
+                    : n == 1 && rng.chance(30) ? build_rate_or_need(rng, item)
+                                               : build_story(rng, n, item);
     if (!ok) continue;
     if (hash_split(item.user_text) != split) continue;
     break;

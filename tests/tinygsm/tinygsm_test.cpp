@@ -233,7 +233,8 @@ TEST(TinyGsm, Names) {
 TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
   int bare = 0, one_line = 0, numbered = 0, question_prefix = 0, no_prefix = 0, distractors = 0, past = 0,
       pronouns = 0, together = 0, shares = 0, more_than = 0, fewer_than = 0, money = 0, pages = 0, miles = 0,
-      no_question = 0, others_act = 0, scene_start = 0, leads = 0, lower_case = 0;
+      no_question = 0, others_act = 0, scene_start = 0, leads = 0, lower_case = 0, rate_or_need = 0, intros = 0,
+      own_amounts = 0;
   std::set<std::string> names;
   std::map<int, int> by_steps;
   for (const Item& it : generate(Split::Train, 3000, 11, 0, Style::Natural)) {
@@ -288,9 +289,17 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
     leads += q.find("At first, ") != std::string::npos || q.find("The next day, ") != std::string::npos ||
              q.find("Afterwards, ") != std::string::npos;
     lower_case += !story && q.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ?") == std::string::npos;
+    // A rate and the count in the question ("How much do 9 tickets cost?") or what is missing ("How
+    // many more ... need?"): one sentence of reasoning that computes it.
+    rate_or_need += story && it.reasoning.size() == 1;
+    intros += story && it.reasoning.front() == "(1) This does not change the answer.";
+    // Two people with amounts of their own, then the total: the second amount is said, not computed.
+    own_amounts += story && it.worked.back().op == '+' && it.reasoning.back().rfind("Together, ", 0) == 0 &&
+                   it.worked.size() >= 2 && it.worked.back().b != it.worked[it.worked.size() - 2].result;
   }
   for (int c : {bare, one_line, numbered, question_prefix, no_prefix, distractors, past, pronouns, together, shares,
-                more_than, fewer_than, money, pages, miles, no_question, others_act, scene_start, leads, lower_case})
+                more_than, fewer_than, money, pages, miles, no_question, others_act, scene_start, leads, lower_case,
+                rate_or_need, intros, own_amounts})
     EXPECT_GT(c, 30);
   EXPECT_GT(bare, 400);
   EXPECT_GT(by_steps[1], 600);  // one-step questions are the common case of a user
