@@ -104,7 +104,8 @@ std::string invented_objects(Rng& rng) {
 enum class Dom { Objects, Money, Pages, Miles };
 // GroupStart: a first statement that is itself a product ("buys 3 packs of 6 pencils"); Share:
 // the last event divides among people or containers and the question asks for one share.
-enum class Op { Start, Add, Sub, Mul, Div, GroupAdd, GroupSub, More, Fewer, Times, GroupStart, Share };
+// TwoAdd/TwoSub: two amounts under one verb ("spends $25 on shoes and $30 on a jacket").
+enum class Op { Start, Add, Sub, Mul, Div, GroupAdd, GroupSub, More, Fewer, Times, GroupStart, Share, TwoAdd, TwoSub };
 
 // A verb phrase of the subject, present and past. Placeholders: {N} amount, {K} factor or count,
 // {O} the objects, {M} an amount of money ("$12" or "12 dollars"), {F} another person, {I}/{Is}
@@ -267,6 +268,31 @@ const std::vector<Phrase> kPhrases = {
     {Dom::Objects, Op::Fewer, "owns {N} fewer {O} than {P}", "owned {N} fewer {O} than {P}"},
     {Dom::Objects, Op::Times, "has double the {O} {P} has", "had double the {O} {P} had", 2},
     {Dom::Objects, Op::Times, "owns {K} times as many {O} as {P}", "owned {K} times as many {O} as {P}"},
+    {Dom::Objects, Op::Add, "picks {N} more", "picked {N} more"},
+    {Dom::Objects, Op::Add, "gets {N} more", "got {N} more"},
+    {Dom::Objects, Op::Sub, "sells {N}", "sold {N}"},
+    {Dom::Objects, Op::Sub, "uses {N}", "used {N}"},
+    {Dom::Objects, Op::Sub, "gives {N} away", "gave {N} away"},
+    {Dom::Objects, Op::Share, "puts the rest into {K} equal bowls", "put the rest into {K} equal bowls"},
+    {Dom::Objects, Op::Share, "splits the rest equally among {K} friends", "split the rest equally among {K} friends"},
+    // two amounts under one verb ({N2}: the second)
+    {Dom::Objects, Op::TwoAdd, "finds {N} in the garden and {N2} in the park", "found {N} in the garden and {N2} in the park"},
+    {Dom::Objects, Op::TwoAdd, "buys {N} on Monday and {N2} on Friday", "bought {N} on Monday and {N2} on Friday"},
+    {Dom::Objects, Op::TwoAdd, "gets {N} from {his} mom and {N2} from {his} dad", "got {N} from {his} mom and {N2} from {his} dad"},
+    {Dom::Objects, Op::TwoAdd, "picks {N} more {O} in the morning and {N2} in the afternoon", "picked {N} more {O} in the morning and {N2} in the afternoon"},
+    {Dom::Objects, Op::TwoSub, "sells {N} on Monday and {N2} on Tuesday", "sold {N} on Monday and {N2} on Tuesday"},
+    {Dom::Objects, Op::TwoSub, "uses {N} for a card and {N2} for a poster", "used {N} for a card and {N2} for a poster"},
+    {Dom::Objects, Op::TwoSub, "gives away {N} on Saturday and {N2} on Sunday", "gave away {N} on Saturday and {N2} on Sunday"},
+    {Dom::Objects, Op::TwoSub, "loses {N} {O} at school and {N2} at home", "lost {N} {O} at school and {N2} at home"},
+    {Dom::Objects, Op::TwoSub, "eats {N} in the morning and {N2} at night", "ate {N} in the morning and {N2} at night", 0, true},
+    {Dom::Objects, Op::TwoSub, "gives {N} to {F} and {N2} to {his} teacher", "gave {N} to {F} and {N2} to {his} teacher"},
+    {Dom::Money, Op::TwoAdd, "earns {M} on Saturday and {M2} on Sunday", "earned {M} on Saturday and {M2} on Sunday"},
+    {Dom::Money, Op::TwoAdd, "gets {M} from {his} aunt and {M2} from {his} uncle", "got {M} from {his} aunt and {M2} from {his} uncle"},
+    {Dom::Money, Op::TwoSub, "spends {M} on a {I} and {M2} on lunch", "spent {M} on a {I} and {M2} on lunch"},
+    {Dom::Money, Op::TwoSub, "pays {M} for a {I} and {M2} for a snack", "paid {M} for a {I} and {M2} for a snack"},
+    {Dom::Money, Op::TwoSub, "spends {M} on Monday and {M2} on Tuesday", "spent {M} on Monday and {M2} on Tuesday"},
+    {Dom::Pages, Op::TwoAdd, "reads {N} pages on Tuesday and {N2} on Wednesday", "read {N} pages on Tuesday and {N2} on Wednesday"},
+    {Dom::Miles, Op::TwoAdd, "walks {N} miles on Tuesday and {N2} on Wednesday", "walked {N} miles on Tuesday and {N2} on Wednesday"},
     // said by another person ({F}) about the subject
     {Dom::Objects, Op::Add, "gives {P} {N} more {O}", "gave {P} {N} more {O}", 0, false, true},
     {Dom::Objects, Op::Add, "gives {P} another {N}", "gave {P} another {N}", 0, false, true},
@@ -763,7 +789,9 @@ bool build_story(Rng& rng, int steps, Item& item) {
   int prev_subject = -1, prev_value = 0;
   bool last_compare = false, together = false;
   bool others_act = false;  // someone else acts on the subject: "he" in the question could be them
+  bool after_sub = false;  // the last event took something away
   auto step = [&](char op, int a, int b, int r, std::string text) {
+    after_sub = op == '-';
     item.worked.push_back({op, a, b, r, ""});
     step_clause.push_back(static_cast<int>(clauses.size()) - 1);
     reasons.emplace_back(static_cast<int>(clauses.size()) - 1, std::move(text));
@@ -780,6 +808,8 @@ bool build_story(Rng& rng, int steps, Item& item) {
     if (!accumulate && v % 2 == 0 && v >= 4) opts.push_back({Op::Div, 15});
     if (remaining >= 2 && v + 4 <= kMaxValue) opts.push_back({Op::GroupAdd, 12});
     if (!accumulate && remaining >= 2 && v >= 6) opts.push_back({Op::GroupSub, 10});
+    if (remaining >= 2 && v + 4 <= kMaxValue) opts.push_back({Op::TwoAdd, 7});
+    if (!accumulate && remaining >= 2 && v >= 8) opts.push_back({Op::TwoSub, 7});
     if (v + 2 <= kMaxValue) opts.push_back({Op::More, 10});
     if (v >= 4) opts.push_back({Op::Fewer, 10});
     if (v * 2 <= kMaxValue) opts.push_back({Op::Times, 6});
@@ -837,10 +867,15 @@ bool build_story(Rng& rng, int steps, Item& item) {
         if (v % d == 0 && v / d >= 2) ks.push_back(d);
       if (ks.empty()) return false;
       const int k = rng.pick(ks);
+      // "the rest" only right after something was taken away
       const Phrase* ph = st.phrase(Op::Share, 0);
+      for (int t = 0; t < 8 && std::string_view(ph->pres).find("the rest") != std::string_view::npos && !after_sub; ++t)
+        ph = st.phrase(Op::Share, 0);
+      if (std::string_view(ph->pres).find("the rest") != std::string_view::npos && !after_sub) return false;
       clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, -1, 0, k)});
       std::string what = ph->pres;
       what = what.find("bags") != std::string::npos ? "each bag" : what.find("boxes") != std::string::npos ? "each box"
+           : what.find("bowls") != std::string::npos ? "each bowl"
            : what.find("kids") != std::string::npos ? "each kid" : what.find("children") != std::string::npos ? "each child"
            : "each friend";
       step('/', v, k, v / k, capitalize(what) + " gets " + eq(v, '/', k, v / k) + " " + st.unit());
@@ -850,7 +885,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       // The question names the share: "How many pencils does each friend get?"
       item.final_question = dom == Dom::Money ? "How much money does " + what + " get?"
                                               : "How many " + st.O + " does " + what + " get?";
-      if (what == "each bag" || what == "each box")
+      if (what == "each bag" || what == "each box" || what == "each bowl")
         item.final_question = "How many " + st.O + " are in " + what + "?";
       continue;
     }
@@ -910,6 +945,27 @@ bool build_story(Rng& rng, int steps, Item& item) {
         step(c, v, k, r, has(st, P, eq(v, c, k, r)));
         v = r;
         remaining -= 1;
+        break;
+      }
+      case Op::TwoAdd:
+      case Op::TwoSub: {
+        const bool add = op == Op::TwoAdd;
+        const int room = add ? kMaxValue - v : v - 4;  // both amounts and what is left stay in range
+        const int n1 = rng.uniform(2, std::max(2, std::min(30, room / 2))), n2 = rng.uniform(2, std::max(2, std::min(30, room - n1)));
+        if (n1 + n2 > room) return false;
+        const Phrase* ph = st.phrase(op, 0);
+        if (!ph) return false;
+        std::string vp = st.past ? ph->past : ph->pres;
+        replace_all(vp, "{N2}", std::to_string(n2));
+        replace_all(vp, "{M2}", st.money(n2));
+        const bool needs_f = vp.find("{F}") != std::string::npos;
+        clauses.push_back({P, st.fill(vp, P, needs_f ? other() : -1, n1, 0)});
+        const char c = add ? '+' : '-';
+        const int r1 = add ? v + n1 : v - n1, r2 = add ? r1 + n2 : r1 - n2;
+        step(c, v, n1, r1, has(st, P, eq(v, c, n1, r1)));
+        step(c, r1, n2, r2, has(st, P, eq(r1, c, n2, r2)));
+        v = r2;
+        remaining -= 2;
         break;
       }
       case Op::GroupAdd:
@@ -1105,7 +1161,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       prev = c.subject;
     }
     if (rng.chance(30) && clauses.size() <= 3 && !fq.empty()) {
-      text = "If " + line + ", " + lowercase_first(fq);
+      text = "If " + line + ", " + lowercase_first(fq.rfind("So ", 0) == 0 ? fq.substr(3) : fq);
     } else {
       text = capitalize(line) + ". " + fq;
     }

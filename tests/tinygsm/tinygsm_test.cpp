@@ -234,7 +234,7 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
   int bare = 0, one_line = 0, numbered = 0, question_prefix = 0, no_prefix = 0, distractors = 0, past = 0,
       pronouns = 0, together = 0, shares = 0, more_than = 0, fewer_than = 0, money = 0, pages = 0, miles = 0,
       no_question = 0, others_act = 0, scene_start = 0, leads = 0, lower_case = 0, rate_or_need = 0, intros = 0,
-      own_amounts = 0;
+      own_amounts = 0, two_amounts = 0, the_rest = 0;
   std::set<std::string> names;
   std::map<int, int> by_steps;
   for (const Item& it : generate(Split::Train, 3000, 11, 0, Style::Natural)) {
@@ -294,13 +294,28 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
     rate_or_need += story && it.reasoning.size() == 1;
     intros += story && it.reasoning.front() == "(1) This does not change the answer.";
     // Two people with amounts of their own, then the total: the second amount is said, not computed.
+    // Two amounts under one verb ("spends $25 on shoes and $30 on lunch"): two steps in one clause,
+    // and "the rest" shared out only after something was taken away.
+    for (const auto& r : it.reasoning)
+      if (r.rfind("(", 0) == 0 && r.find(" = ") != r.rfind(" = ") && r.find("That is") == std::string::npos &&
+          r.find("that is") == std::string::npos) {
+        ++two_amounts;
+        break;
+      }
+    if (q.find(" the rest ") != std::string::npos && q.find(" the rest away") == std::string::npos) {
+      ++the_rest;
+      bool taken = false;
+      for (size_t w = 0; w + 1 < it.worked.size(); ++w) taken |= it.worked[w].op == '-';
+      EXPECT_TRUE(taken) << q;
+    }
     own_amounts += story && it.worked.back().op == '+' && it.reasoning.back().rfind("Together, ", 0) == 0 &&
                    it.worked.size() >= 2 && it.worked.back().b != it.worked[it.worked.size() - 2].result;
   }
   for (int c : {bare, one_line, numbered, question_prefix, no_prefix, distractors, past, pronouns, together, shares,
                 more_than, fewer_than, money, pages, miles, no_question, others_act, scene_start, leads, lower_case,
-                rate_or_need, intros, own_amounts})
+                rate_or_need, intros, own_amounts, two_amounts})
     EXPECT_GT(c, 30);
+  EXPECT_GT(the_rest, 5);  // a share that follows a subtraction: rarer
   EXPECT_GT(bare, 400);
   EXPECT_GT(by_steps[1], 600);  // one-step questions are the common case of a user
   EXPECT_GT(names.size(), 40u);
