@@ -104,8 +104,9 @@ std::string invented_objects(Rng& rng) {
 enum class Dom { Objects, Money, Pages, Miles };
 // GroupStart: a first statement that is itself a product ("buys 3 packs of 6 pencils"); Share:
 // the last event divides among people or containers and the question asks for one share.
-// TwoAdd/TwoSub: two amounts under one verb ("spends $25 on shoes and $30 on a jacket").
-enum class Op { Start, Add, Sub, Mul, Div, GroupAdd, GroupSub, More, Fewer, Times, GroupStart, Share, TwoAdd, TwoSub };
+// TwoAdd/TwoSub: two amounts under one verb ("spends $25 on shoes and $30 on a jacket"); OwnAmount:
+// another person with an amount of their own, and the question asks for the total.
+enum class Op { Start, Add, Sub, Mul, Div, GroupAdd, GroupSub, More, Fewer, Times, GroupStart, Share, TwoAdd, TwoSub, OwnAmount };
 
 // A verb phrase of the subject, present and past. Placeholders: {N} amount, {K} factor or count,
 // {O} the objects, {M} an amount of money ("$12" or "12 dollars"), {F} another person, {I}/{Is}
@@ -814,10 +815,9 @@ bool build_story(Rng& rng, int steps, Item& item) {
     if (v >= 4) opts.push_back({Op::Fewer, 10});
     if (v * 2 <= kMaxValue) opts.push_back({Op::Times, 6});
     if (remaining == 1 && last_compare && v + prev_value <= kMaxValue) opts.push_back({Op::Start, 60});  // together
-    // another person with an amount of their own ("Marco has 47 cards and Aisha has 36 cards."), then
-    // the total (GroupStart stands for it here: the loop draws no other GroupStart)
+    // another person with an amount of their own ("Marco has 47 cards and Aisha has 36 cards."), then the total
     if (remaining == 1 && !last_compare && prev_subject < 0 && !others_act && v + 4 <= kMaxValue)
-      opts.push_back({Op::GroupStart, 12});
+      opts.push_back({Op::OwnAmount, 12});
     if (remaining == 1 && dom != Dom::Pages && dom != Dom::Miles && v >= 4) opts.push_back({Op::Share, 14});
     int total = 0;
     for (auto& o : opts) total += o.weight;
@@ -843,7 +843,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       remaining -= 1;
       continue;
     }
-    if (op == Op::GroupStart) {
+    if (op == Op::OwnAmount) {
       const int G = st.add_person();
       const int n = rng.uniform(2, std::min(60, kMaxValue - v));
       const Phrase* start = st.phrase(Op::Start, 0, false);
@@ -868,10 +868,10 @@ bool build_story(Rng& rng, int steps, Item& item) {
       if (ks.empty()) return false;
       const int k = rng.pick(ks);
       // "the rest" only right after something was taken away
+      auto out_of_place = [&](const Phrase* p) { return !after_sub && std::string_view(p->pres).find("the rest") != std::string_view::npos; };
       const Phrase* ph = st.phrase(Op::Share, 0);
-      for (int t = 0; t < 8 && std::string_view(ph->pres).find("the rest") != std::string_view::npos && !after_sub; ++t)
-        ph = st.phrase(Op::Share, 0);
-      if (std::string_view(ph->pres).find("the rest") != std::string_view::npos && !after_sub) return false;
+      for (int t = 0; t < 8 && out_of_place(ph); ++t) ph = st.phrase(Op::Share, 0);
+      if (out_of_place(ph)) return false;
       clauses.push_back({P, st.fill(st.past ? ph->past : ph->pres, P, -1, 0, k)});
       std::string what = ph->pres;
       what = what.find("bags") != std::string::npos ? "each bag" : what.find("boxes") != std::string::npos ? "each box"
@@ -896,8 +896,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
     };
     // The clause of an event phrase: said by the subject, or by someone else about the subject
     // ("Ana gives him 5 more"; "him" only right after a sentence about the subject).
-    auto event_clause = [&](const Phrase* ph, int n, int k) {
-      std::string vp = st.past ? ph->past : ph->pres;
+    auto event_clause = [&](const Phrase* ph, std::string vp, int n, int k) {
       if (ph->by_other) {
         if (prev_subject < 0 && !clauses.empty() && clauses.back().subject == P && rng.chance(35)) {
           replace_all(vp, "{P}'s", "{his}");
@@ -915,7 +914,8 @@ bool build_story(Rng& rng, int steps, Item& item) {
       case Op::Add:
       case Op::Sub: {
         const int n = op == Op::Add ? rng.uniform(2, std::min(30, kMaxValue - v)) : rng.uniform(2, std::min(30, v - 2));
-        event_clause(st.phrase(op, 0), n, 0);
+        const Phrase* ph = st.phrase(op, 0);
+        event_clause(ph, st.past ? ph->past : ph->pres, n, 0);
         const int r = op == Op::Add ? v + n : v - n;
         step(op == Op::Add ? '+' : '-', v, n, r, has(st, P, eq(v, op == Op::Add ? '+' : '-', n, r)));
         v = r;
@@ -939,7 +939,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
         if (ph->k) k = ph->k;
         if (op == Op::Mul && v * k > kMaxValue) return false;
         if (op == Op::Div && (v % k != 0 || v / k < 2)) return false;
-        event_clause(ph, 0, k);
+        event_clause(ph, st.past ? ph->past : ph->pres, 0, k);
         const char c = op == Op::Mul ? '*' : '/';
         const int r = op == Op::Mul ? v * k : v / k;
         step(c, v, k, r, has(st, P, eq(v, c, k, r)));
@@ -958,8 +958,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
         std::string vp = st.past ? ph->past : ph->pres;
         replace_all(vp, "{N2}", std::to_string(n2));
         replace_all(vp, "{M2}", st.money(n2));
-        const bool needs_f = vp.find("{F}") != std::string::npos;
-        clauses.push_back({P, st.fill(vp, P, needs_f ? other() : -1, n1, 0)});
+        event_clause(ph, vp, n1, 0);
         const char c = add ? '+' : '-';
         const int r1 = add ? v + n1 : v - n1, r2 = add ? r1 + n2 : r1 - n2;
         step(c, v, n1, r1, has(st, P, eq(v, c, n1, r1)));
@@ -1030,6 +1029,15 @@ bool build_story(Rng& rng, int steps, Item& item) {
       }
     }
   }
+  // A clause that changes nothing goes in at `at`: the clause indexes of the reasoning and the steps
+  // after it move up by one.
+  auto insert_clause = [&](size_t at, Clause d) {
+    clauses.insert(clauses.begin() + static_cast<std::ptrdiff_t>(at), std::move(d));
+    for (auto& r : reasons)
+      if (r.first >= static_cast<int>(at)) ++r.first;
+    for (auto& c : step_clause)
+      if (c >= static_cast<int>(at)) ++c;
+  };
   // Distractors: a sentence that changes nothing, or an event of the person no longer asked about.
   if (rng.chance(35)) {
     const size_t at = static_cast<size_t>(rng.uniform(1, static_cast<int>(clauses.size())));
@@ -1052,11 +1060,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       s = st.fill(s, 0, -1, rng.uniform(2, 60), 0);
       d.vp = s.substr(0, s.size() - 1);  // a whole sentence without its period
     }
-    clauses.insert(clauses.begin() + static_cast<std::ptrdiff_t>(at), d);
-    for (auto& r : reasons)
-      if (r.first >= static_cast<int>(at)) ++r.first;
-    for (auto& c : step_clause)
-      if (c >= static_cast<int>(at)) ++c;
+    insert_clause(at, std::move(d));
   }
 
   // An opening sentence that changes nothing, before the first amount.
@@ -1065,11 +1069,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
     Clause d;
     d.counts = false;
     d.vp = s.substr(0, s.size() - 1);
-    clauses.insert(clauses.begin(), d);
-    for (auto& r : reasons)
-      if (r.first >= 0) ++r.first;
-    for (auto& c : step_clause)
-      if (c >= 0) ++c;
+    insert_clause(0, std::move(d));
   }
 
   // The final question.
@@ -1215,7 +1215,7 @@ bool build_rate_or_need(Rng& rng, Item& item) {
   const Thing& th = rng.pick(kThings);
   const bool dollar = rng.chance(65);
   auto money = [&](int n) { return money_text(n, dollar); };
-  std::string statement, question, closing, unit;
+  std::string statement, question, closing;
   char op = '*';
   int a = 0, b = 0;
   const int kind = rng.uniform(0, 9);
@@ -1235,7 +1235,6 @@ bool build_rate_or_need(Rng& rng, Item& item) {
                                                      "How many " + O + " will " + P + " " + verb.second + " in " + B + " " + per.second + "?",
                                                      "How many " + O + " is that after " + B + " " + per.second + "?"});
         closing = "In " + B + " " + per.second + ", " + P + " " + verb.first + " " + eq(a, '*', b, a * b) + " " + O + ".";
-        unit = O;
         break;
       }
       case 1: {
@@ -1277,7 +1276,7 @@ bool build_rate_or_need(Rng& rng, Item& item) {
     const int one = rng.uniform(2, 12);
     a = one * b;
     op = '/';
-    const std::string A = std::to_string(a), B = std::to_string(b);
+    const std::string B = std::to_string(b);
     statement = rng.pick(std::vector<std::string>{P + " pays " + money(a) + " for " + B + " " + th.many + ".",
                                                   B + " " + th.many + " cost " + money(a) + " in all."});
     question = rng.pick(std::vector<std::string>{"How much does one " + std::string(th.one) + " cost?",
