@@ -682,6 +682,11 @@ struct Clause {
   std::string vp;    // the verb phrase, or the whole sentence when subject < 0
   bool counts = true;
   bool lead = true;  // may open with "Then", "Later, " ... (not a second person's own amount)
+  // Said as the end of the sentence before (", who has 26.", ", which is 7 fewer than Nikolai.").
+  bool joined = false;
+  // Its reasoning needs the next clause's amount ("Pedro has 3 times as many coins as Hannah.
+  // Hannah has 15 coins."): the next clause is reasoned first.
+  bool after_next = false;
 };
 
 // Shares of stories whose people and objects are invented words (see invented_word).
@@ -1014,12 +1019,58 @@ bool build_story(Rng& rng, int steps, Item& item) {
           if (r > kMaxValue) return false;
         }
         const int G = st.add_person();
-        // The compare phrase is said by G about P: {P} is the subject's name, or a pronoun.
-        std::string vp = st.past ? ph->past : ph->pres;
-        if (rng.chance(30) && !others_act) replace_all(vp, "{P}", "{him}");
-        vp = st.fill(vp, P, -1, n, k);
-        clauses.push_back({G, vp});
-        step(c, v, op == Op::Times ? k : n, r, has(st, G, eq(v, c, op == Op::Times ? k : n, r)));
+        const std::string reason = has(st, G, eq(v, c, op == Op::Times ? k : n, r));
+        // Right after the subject's first amount, the comparison may be said from the other side
+        // ("Farah has 18 plums, which is 7 fewer than Nikolai.") or before that amount ("Pedro has 3
+        // times as many coins as Hannah. Hannah has 15 coins."): people give the known amount last.
+        const bool first_amount = clauses.size() == 1 && clauses[0].subject == P && prev_subject < 0 && !others_act;
+        const int form = first_amount ? rng.uniform(0, 99) : 99;
+        std::string inverse;
+        if (form < 22 && (dom == Dom::Objects || dom == Dom::Money)) {
+          const std::string was = st.past ? "which was " : "which is ";
+          const std::string g = st.people[G].name;
+          const std::string amount = dom == Dom::Money ? st.money(n) : std::to_string(n);
+          if (op == Op::More) inverse = was + amount + rng.pick(std::vector<std::string>{" fewer than ", " less than "}) + g;
+          else if (op == Op::Fewer) inverse = was + amount + " more than " + g;
+          else if (op == Op::Times && k == 2)
+            inverse = dom == Dom::Money ? was + "half as much as " + g
+                                        : was + rng.pick(std::vector<std::string>{"half as many as ", "half of what "}) + g;
+          if (inverse.find("half of what ") != std::string::npos) inverse += st.past ? " had" : " has";
+        }
+        if (!inverse.empty()) {
+          if (dom == Dom::Money) replace_all(inverse, " fewer than ", " less than ");
+          clauses.push_back({G, inverse, true, false, true, false});
+          step(c, v, op == Op::Times ? k : n, r, reason);
+        } else {
+          // The compare phrase is said by G about P: {P} is the subject's name, or a pronoun.
+          std::string vp = st.past ? ph->past : ph->pres;
+          const bool reversed = form < 45;
+          if (!reversed && clauses.back().subject == P && rng.chance(30) && !others_act) replace_all(vp, "{P}", "{him}");
+          vp = st.fill(vp, P, -1, n, k);
+          if (reversed) {
+            // The comparison first; the subject's amount, maybe as ", who has 26.", after it.
+            const std::string p_name = st.people[P].name;
+            const bool ends_with_name = vp.size() > p_name.size() && vp.compare(vp.size() - p_name.size(), p_name.size(), p_name) == 0;
+            if (ends_with_name && item.worked.empty() && rng.chance(40)) {  // not when the amount was a product
+              const std::string amount = dom == Dom::Money ? st.money(v) : std::to_string(v);
+              const std::string who = st.past ? "who had " : "who has ";
+              clauses[0].vp = dom == Dom::Pages ? (st.past ? "who read " : "who reads ") + amount
+                            : dom == Dom::Miles ? (st.past ? "who walked " : "who walks ") + amount + " miles"
+                            : who + amount;
+              clauses[0].joined = true;
+            }
+            clauses.insert(clauses.begin(), Clause{G, vp, true, false, false, true});
+            for (auto& rs : reasons) ++rs.first;
+            for (auto& sc : step_clause) ++sc;
+            item.worked.push_back({c, v, op == Op::Times ? k : n, r, ""});
+            step_clause.push_back(0);
+            reasons.emplace_back(0, reason);
+            after_sub = false;
+          } else {
+            clauses.push_back({G, vp});
+            step(c, v, op == Op::Times ? k : n, r, reason);
+          }
+        }
         prev_subject = P;
         prev_value = v;
         P = G;
@@ -1039,8 +1090,10 @@ bool build_story(Rng& rng, int steps, Item& item) {
       if (c >= static_cast<int>(at)) ++c;
   };
   // Distractors: a sentence that changes nothing, or an event of the person no longer asked about.
-  if (rng.chance(35)) {
-    const size_t at = static_cast<size_t>(rng.uniform(1, static_cast<int>(clauses.size())));
+  const size_t distractor_at = static_cast<size_t>(rng.uniform(1, static_cast<int>(clauses.size())));
+  const bool splits_pair = distractor_at < clauses.size() && (clauses[distractor_at].joined || clauses[distractor_at - 1].after_next);
+  if (rng.chance(35) && !splits_pair) {
+    const size_t at = distractor_at;
     Clause d;
     d.counts = false;
     if (prev_subject >= 0 && !together && at == clauses.size() && rng.chance(50) && dom == Dom::Objects) {
@@ -1102,9 +1155,15 @@ bool build_story(Rng& rng, int steps, Item& item) {
   const int form = rng.uniform(0, 9);  // 0-5 sentences, 6-9 one line
   std::string text;
   bool scene = false;  // a sentence without a person reads badly inside one line
-  for (auto& c : clauses) scene |= c.subject < 0;
-  if (form <= 5 || clauses.size() > 4 || scene) {
-    const bool numbered = clauses.size() >= 2 && rng.chance(30);
+  bool joined = false;  // a clause said as the end of the sentence before: no numbering, no one line
+  bool reversed = false;
+  for (auto& c : clauses) {
+    scene |= c.subject < 0;
+    joined |= c.joined;
+    reversed |= c.after_next;
+  }
+  if (form <= 5 || clauses.size() > 4 || scene || joined || reversed) {
+    const bool numbered = clauses.size() >= 2 && !joined && rng.chance(30);
     int prev = -1;
     bool prev_counts = false;
     for (size_t i = 0; i < clauses.size(); ++i) {
@@ -1116,6 +1175,15 @@ bool build_story(Rng& rng, int steps, Item& item) {
         text.pop_back();  // the period
         text += rng.pick(std::vector<std::string>{" and ", " and then ", ", then "}) + c.vp + ". ";
         sentences.push_back(capitalize(std::string(st.people[c.subject].name) + " " + c.vp) + ".");
+        continue;
+      }
+      if (c.joined) {
+        text.pop_back();
+        text.pop_back();
+        text += ", " + c.vp + ". ";
+        sentences.push_back(capitalize(c.vp) + ".");
+        prev = -1;  // "..., who has 26 and then buys 5" would not say who buys
+        prev_counts = false;
         continue;
       }
       prev_counts = c.counts;
@@ -1139,7 +1207,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       prev = c.subject;
       sentences.push_back(s);
       if (numbered) {
-        text += "(" + std::to_string(i + 1) + ") ";
+        text.append("(").append(std::to_string(i + 1)).append(") ");
       }
       text += s + " ";
     }
@@ -1183,17 +1251,31 @@ bool build_story(Rng& rng, int steps, Item& item) {
   item.final_question = fq;
   item.question = text;
   // Slow reasoning: "(k) <what clause k gives>." per clause, the total last.
+  std::vector<size_t> reason_order;  // a reversed comparison is reasoned after the amount it needs
   for (size_t i = 0; i < clauses.size(); ++i) {
+    if (clauses[i].after_next && i + 1 < clauses.size()) {
+      reason_order.push_back(i + 1);
+      reason_order.push_back(i);
+      ++i;
+    } else {
+      reason_order.push_back(i);
+    }
+  }
+  std::vector<size_t> reasoning_line(clauses.size());
+  for (size_t i : reason_order) {
     std::string line;
     for (auto& [idx, r] : reasons)
       if (idx == static_cast<int>(i)) line += (line.empty() ? "" : " and ") + r;
     if (line.empty()) line = "This does not change the answer";
-    item.reasoning.push_back("(" + std::to_string(i + 1) + ") " + capitalize(line) + ".");
+    reasoning_line[i] = item.reasoning.size();
+    std::string numbered_line = "(";
+    numbered_line.append(std::to_string(i + 1)).append(") ").append(capitalize(line)).append(".");
+    item.reasoning.push_back(std::move(numbered_line));
   }
   for (auto& [idx, r] : reasons)
     if (idx < 0) item.reasoning.push_back(r);
   for (size_t w = 0; w < item.worked.size(); ++w)
-    item.worked[w].sentence = step_clause[w] < 0 ? item.reasoning.back() : item.reasoning[static_cast<size_t>(step_clause[w])];
+    item.worked[w].sentence = step_clause[w] < 0 ? item.reasoning.back() : item.reasoning[reasoning_line[static_cast<size_t>(step_clause[w])]];
   item.answer = v;
   item.steps = static_cast<int>(item.worked.size());
   if (item.steps != steps) return false;
@@ -1218,8 +1300,62 @@ bool build_rate_or_need(Rng& rng, Item& item) {
   std::string statement, question, closing;
   char op = '*';
   int a = 0, b = 0;
-  const int kind = rng.uniform(0, 9);
-  if (kind <= 5) {  // rate times count
+  const int kind = rng.uniform(0, 12);
+  if (kind >= 10) {  // two parts of one total ("17 points in the first game and 25 in the second"), or change
+    a = rng.uniform(2, 60);
+    b = rng.uniform(2, 60);
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    const std::string He = p.female ? "She" : "He";
+    op = '+';
+    if (kind == 12) {
+      // What was paid with, less the price: the change.
+      const int price = rng.uniform(2, 95);
+      const int paid = rng.pick(std::vector<int>{10, 20, 50, 100, 100, 20, 50});
+      if (price >= paid - 1) return false;
+      a = paid;
+      b = price;
+      op = '-';
+      statement = rng.pick(std::vector<std::string>{
+          P + " buys a " + std::string(th.one) + " for " + money(price) + ". " + He + " pays with " + money(paid) + ".",
+          P + " bought a " + std::string(th.one) + " for " + money(price) + " and paid with " + (dollar ? "a " + money(paid) + " bill." : money(paid) + "."),
+          "A " + std::string(th.one) + " costs " + money(price) + ". " + P + " gives the cashier " + money(paid) + "."});
+      question = rng.pick(std::vector<std::string>{"How much change does " + he + " get?", "How much change did " + P + " get back?",
+                                                   "How much change should " + P + " get?"});
+      closing = P + " gets " + eq(paid, '-', price, paid - price) + " dollars in change.";
+    } else {
+      struct Parts {
+        const char* verb_pres;
+        const char* verb_past;
+        const char* unit;
+        const char* base;  // the verb in questions ("did he run")
+      };
+      const Parts pt = rng.pick(std::vector<Parts>{{"scores", "scored", "points", "score"}, {"runs", "ran", "laps", "run"},
+                                                   {"walks", "walked", "km", "walk"},        {"swims", "swam", "laps", "swim"},
+                                                   {"reads", "read", "pages", "read"},       {"cycles", "cycled", "km", "cycle"},
+                                                   {"sells", "sold", "tickets", "sell"},     {"picks", "picked", O.c_str(), "pick"},
+                                                   {"bakes", "baked", "cakes", "bake"},      {"writes", "wrote", "pages", "write"},
+                                                   {"earns", "earned", "dollars", "earn"},   {"collects", "collected", O.c_str(), "collect"}});
+      const auto when = rng.pick(std::vector<std::pair<std::string, std::string>>{
+          {"on Monday", "on Tuesday"}, {"in the morning", "in the evening"}, {"in the first game", "in the second"},
+          {"on Saturday", "on Sunday"}, {"in the first week", "in the second week"}, {"before lunch", "after lunch"},
+          {"last year", "this year"}, {"in the first half", "in the second half"}});
+      const bool past = when.first == "last year" || rng.chance(60);
+      const std::string unit = pt.unit, verb = past ? pt.verb_past : pt.verb_pres;
+      const std::string second = rng.chance(50) ? B + " " + unit + " " + when.second : B + " " + when.second;
+      statement = rng.pick(std::vector<std::string>{P + " " + verb + " " + A + " " + unit + " " + when.first + " and " + second + ".",
+                                                    when.first == "last year" ? P + " " + verb + " " + A + " " + unit + " " + when.first + ". " + He + " " + verb + " " + B + " " + unit + " " + when.second + "."
+                                                                              : capitalize(when.first) + ", " + P + " " + verb + " " + A + " " + unit + ". " + capitalize(when.second) + ", " + he + " " + verb + " " + B + " more."});
+      const std::string does = past ? "did" : "does";
+      question = rng.pick(std::vector<std::string>{"How many " + unit + " " + does + " " + he + " " + pt.base + " in total?",
+                                                   "How many " + unit + " " + does + " " + P + " " + pt.base + " altogether?",
+                                                   "How many " + unit + " is that in all?",
+                                                   "What is the total number of " + unit + "?"});
+      if (unit == "km") question = rng.pick(std::vector<std::string>{"How far " + does + " " + he + " " + pt.base + " in total?",
+                                                                     "How many km " + does + " " + P + " " + pt.base + " altogether?"});
+      if (unit == "dollars") question = "How much " + does + " " + P + " " + pt.base + " in total?";
+      closing = P + " " + verb + " " + eq(a, '+', b, a + b) + " " + unit + " in total.";
+    }
+  } else if (kind <= 5) {  // rate times count
     a = rng.uniform(2, 15);
     b = rng.uniform(2, 9);
     if (a * b > kMaxValue) return false;
@@ -1302,7 +1438,7 @@ bool build_rate_or_need(Rng& rng, Item& item) {
       closing = P + " needs " + eq(a, '-', b, a - b) + " more dollars.";
     }
   }
-  const int r = op == '*' ? a * b : op == '/' ? a / b : a - b;
+  const int r = op == '*' ? a * b : op == '/' ? a / b : op == '+' ? a + b : a - b;
   if (r < 2 || r > kMaxValue) return false;
   item.worked.push_back({op, a, b, r, closing});
   item.user_text = rng.pick(kPrefixes) + statement + " " + question;
@@ -1318,7 +1454,9 @@ bool build_rate_or_need(Rng& rng, Item& item) {
 int draw_steps(Rng& rng, bool arithmetic) {
   const int r = rng.uniform(0, 99);
   if (arithmetic) return r < 60 ? 1 : r < 90 ? 2 : 3;
-  return r < 30 ? 1 : r < 58 ? 2 : r < 78 ? 3 : r < 90 ? 4 : r < 96 ? 5 : 6;
+  // Mostly short: what users type is one or two steps, and a short story is a new sentence per token
+  // trained (long problems stay in the broad style's half of the data).
+  return r < 40 ? 1 : r < 70 ? 2 : r < 86 ? 3 : r < 94 ? 4 : r < 98 ? 5 : 6;
 }
 
 }  // namespace
