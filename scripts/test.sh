@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+start=$SECONDS
+# Each phase's start, with the minutes since the script began: CI's time budget is read from these.
+phase() { echo "== $1 (at $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s)"; }
 if [ "$(id -u)" = 0 ]; then bash scripts/install-deps.sh; fi
 export KVSCOPE_ORACLE_DIR=$(bash tools/oracle/setup.sh "$PWD/build/oracle" | tail -n 1)
 # The official openai npm client (pinned) for the server's compatibility test.
@@ -15,12 +18,12 @@ export KVSCOPE_AISDK_DIR=$(bash tools/aisdk/setup.sh "$PWD/build/npm-aisdk" | ta
 export KVSCOPE_WEBTEST_DIR=$(bash tools/webtest/setup.sh "$PWD/build/npm-webtest" | tail -n 1)
 export KVSCOPE_WEBTEST_REQUIRED=1
 
-echo "== release build + tests"
+phase "release build + tests"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
-echo "== trainer smoke test (tiny config, a few steps, GGUF export read back by kvscope)"
+phase "trainer smoke test (tiny config, a few steps, GGUF export read back by kvscope)"
 /usr/bin/python3 tools/train/train.py --smoke --kvscope build/release/kvscope --out build/train-smoke \
   --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
@@ -42,13 +45,14 @@ build/release/kvscope run -m build/train-smoke-grow/kvscope-reasoner.gguf --reas
 # the confidence probe's Platt calibration (tools/train/calibrate_probe.py): fold, file round trip, fit
 /usr/bin/python3 tools/train/calibrate_probe.py --self-test --probe models/kvscope-reasoner.confidence.bin
 
-echo "== ASan+UBSan build + unit tests (parity, the browser test and the multi-process scale-out cluster run in the release pass)"
+phase "ASan+UBSan build + unit tests (parity, the browser test and the multi-process scale-out cluster run in the release pass)"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs" --target kvscope_tests kvscope_cli
+# One process per test on every core, as in the release pass (the tests' environment names the ASan CLI).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  KVSCOPE_BIN="$PWD/build/asan/kvscope" build/asan/kvscope_tests --gtest_filter='-*Parity*:*Oracle*:*Browser*:ScaleOut.*'
+  ctest --test-dir build/asan --output-on-failure -j "$jobs" -E 'Parity|Oracle|Browser|^ScaleOut[.]'
 
-echo "== fuzz the GGUF reader (libFuzzer, 60 s)"
+phase "fuzz the GGUF reader (libFuzzer, 60 s)"
 CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON -DKVSCOPE_TESTS=OFF \
   -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target fuzz_gguf
@@ -63,4 +67,4 @@ build/release/kvscope gen-model --dim 256 --layers 1 --heads 2 --kv-heads 1 --ff
 build/release/kvscope gen-model --dim 64 --layers 1 --heads 2 --kv-heads 1 --ffn 64 --vocab 300 --ctx 64 \
   --type q5_1 -o build/fuzz/corpus/tiny_q5_1.gguf 2>/dev/null
 build/fuzz/fuzz_gguf -max_total_time=60 -max_len=65536 -rss_limit_mb=2048 build/fuzz/corpus
-echo "== all tests passed"
+phase "all tests passed"
