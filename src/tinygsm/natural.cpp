@@ -46,7 +46,25 @@ const std::vector<Person> kPeople = {
     {"Ingrid", true}, {"Sven", false},   {"Amara", true},   {"Kwame", false},  {"Nia", true},    {"Tariq", false},
     {"Yuki", true},   {"Hiro", false},   {"Sofia", true},   {"Diego", false},  {"Elif", true},   {"Emre", false},
     {"Hana", true},   {"Minh", false},   {"Zara", true},    {"Pablo", false},  {"Ines", true},   {"Jonas", false},
-    {"Freya", true},  {"Kofi", false},   {"Ada", true},     {"Raj", false},    {"Lina", true},   {"Oscar", false}};
+    {"Freya", true},  {"Kofi", false},   {"Ada", true},     {"Raj", false},    {"Lina", true},   {"Oscar", false},
+    // round 5: a wider spread, so that a name is less often one the model has learned by heart
+    {"Chiara", true}, {"Bruno", false},  {"Ayesha", true},  {"Yusuf", false},  {"Keiko", true},  {"Takeshi", false},
+    {"Ling", true},   {"Jun", false},    {"Ananya", true},  {"Vikram", false}, {"Zainab", true}, {"Idris", false},
+    {"Svetlana", true}, {"Pavel", false}, {"Camila", true}, {"Santiago", false}, {"Margot", true}, {"Henri", false},
+    {"Astrid", true}, {"Nils", false},   {"Abena", true},   {"Kwesi", false},  {"Chidi", false}, {"Adaeze", true},
+    {"Mariam", true}, {"Karim", false},  {"Leila", true},   {"Reza", false},   {"Soo-ah", true}, {"Jae", false},
+    {"Thanh", true},  {"Bao", false},    {"Siobhan", true}, {"Declan", false}, {"Agnieszka", true}, {"Tomasz", false},
+    {"Eszter", true}, {"Bence", false},  {"Niamh", true},   {"Finn", false},   {"Valentina", true}, {"Marco", false},
+    {"Isabel", true}, {"Joaquin", false}, {"Beatrice", true}, {"Hugo", false}, {"Greta", true},  {"Matthias", false},
+    {"Aaliyah", true}, {"Malik", false}, {"Rosa", true},    {"Andre", false},  {"Grace", true},  {"Ethan", false},
+    {"Olivia", true}, {"James", false},  {"Harper", true},  {"Lucas", false},  {"Ruby", true},   {"Henry", false},
+    {"Sakura", true}, {"Ren", false},    {"Amina", true},   {"Musa", false},   {"Tendai", false}, {"Rudo", true},
+    {"Esi", true},    {"Yaw", false},    {"Nadia", true},   {"Samir", false},  {"Dilnoza", true}, {"Timur", false},
+    {"Aigerim", true}, {"Nurlan", false}, {"Kalani", true}, {"Keanu", false},  {"Tupac", false}, {"Quilla", true},
+    {"Noor", true},   {"Bilal", false},  {"Hye-jin", true}, {"Min-jun", false}, {"Parisa", true}, {"Dariush", false},
+    {"Eleni", true},  {"Nikos", false},  {"Ilse", true},    {"Bram", false},   {"Maja", true},  {"Mikkel", false},
+    {"Aroha", true},  {"Tane", false},   {"Ximena", true},  {"Rodrigo", false}, {"Paula", true}, {"Victor", false},
+    {"Carmen", true}, {"Ruben", false},  {"Imani", true},   {"Jabari", false}, {"Layla", true}, {"Hamza", false}};
 
 struct Obj {
   const char* many;
@@ -58,7 +76,28 @@ const std::vector<Obj> kObjs = {
     {"toy cars", false}, {"crayons", false}, {"stamps", false},   {"candies", true},   {"oranges", true},
     {"beads", false},    {"grapes", true},   {"muffins", true},   {"coins", false},    {"flowers", false},
     {"rocks", false},    {"buttons", false}, {"peaches", true},   {"cupcakes", true},  {"bananas", true},
-    {"nuts", true},      {"pens", false},    {"toys", false},     {"shirts", false},   {"carrots", true}};
+    {"nuts", true},      {"pens", false},    {"toys", false},     {"shirts", false},   {"carrots", true},
+    // round 5: more everyday countable things (food marked, so that "eats" is only said of food)
+    {"plums", true},     {"pears", true},    {"lemons", true},    {"cherries", true},  {"potatoes", true},
+    {"tomatoes", true},  {"pretzels", true}, {"donuts", true},    {"biscuits", true},  {"pies", true},
+    {"tacos", true},     {"dumplings", true}, {"mangoes", true},  {"apricots", true},  {"figs", true},
+    {"onions", true},    {"rolls", true},    {"waffles", true},   {"pancakes", true},  {"sandwiches", true},
+    {"cucumbers", true}, {"peppers", true},  {"strawberries", true}, {"lollipops", true}, {"chocolates", true},
+    {"walnuts", true},   {"olives", true},   {"melons", true},    {"kiwis", true},     {"bagels", true},
+    {"tulips", false},   {"roses", false},   {"daisies", false},  {"leaves", false},   {"acorns", false},
+    {"pinecones", false}, {"pebbles", false}, {"seashells", false}, {"stones", false}, {"sticks", false},
+    {"dolls", false},    {"robots", false},  {"kites", false},    {"yo-yos", false},   {"dice", false},
+    {"puzzles", false},  {"blocks", false},  {"trains", false},   {"trucks", false},   {"planes", false},
+    {"rulers", false},   {"markers", false}, {"folders", false},  {"notebooks", false}, {"glue sticks", false},
+    {"paintbrushes", false}, {"scissors", false}, {"envelopes", false}, {"magnets", false}, {"pins", false},
+    {"cups", false},     {"mugs", false},    {"forks", false},    {"napkins", false},  {"candles", false},
+    {"hats", false},     {"gloves", false},  {"scarves", false},  {"shoes", false},    {"sweaters", false},
+    {"chickens", false}, {"ducks", false},   {"goats", false},    {"rabbits", false},  {"fish", false},
+    {"goldfish", false}, {"puppies", false}, {"kittens", false},  {"cows", false},     {"horses", false},
+    {"tickets", false},  {"postcards", false}, {"photos", false}, {"comics", false},   {"magazines", false},
+    {"songs", false},    {"videos", false},  {"emails", false},   {"points", false},   {"goals", false},
+    {"bricks", false},   {"nails", false},   {"boards", false},   {"tiles", false},    {"bottles", false},
+    {"cans", false},     {"jars", false},    {"boxes", false},    {"bags", false},     {"baskets", false}};
 struct Thing {
   const char* one;
   const char* many;
