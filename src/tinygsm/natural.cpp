@@ -1490,6 +1490,84 @@ bool build_rate_or_need(Rng& rng, Item& item) {
   return true;
 }
 
+// A place and a crowd that comes and goes, with no person to own it ("There are 45 kids on the bus.
+// 17 get off and 8 more get on. How many kids are on the bus now?"): the numbers are the sentences'
+// subjects. Reasoned as "(2) There are 45 - 17 = 28 kids on the bus."
+bool build_scene(Rng& rng, int steps, Item& item) {
+  struct Scene {
+    const char* crowd;
+    const char* place;
+    const char* come_pres;
+    const char* come_past;
+    const char* go_pres;
+    const char* go_past;
+  };
+  static const std::vector<Scene> kScenes = {
+      {"kids", "on the bus", "get on", "got on", "get off", "got off"},
+      {"people", "at the party", "arrive", "arrived", "leave", "left"},
+      {"cars", "in the parking lot", "drive in", "drove in", "drive away", "drove away"},
+      {"birds", "in the tree", "land in it", "landed in it", "fly away", "flew away"},
+      {"students", "in the classroom", "come in", "came in", "go home", "went home"},
+      {"fish", "in the tank", "are added", "were added", "are taken out", "were taken out"},
+      {"ducks", "on the pond", "swim over", "swam over", "fly off", "flew off"},
+      {"passengers", "on the train", "board", "boarded", "get off", "got off"},
+      {"players", "on the field", "join", "joined", "go to the bench", "went to the bench"},
+      {"books", "on the shelf", "are put back", "were put back", "are borrowed", "were borrowed"},
+      {"boats", "in the harbor", "sail in", "sailed in", "sail out", "sailed out"},
+      {"customers", "in the shop", "walk in", "walked in", "walk out", "walked out"}};
+  const Scene& sc = rng.pick(kScenes);
+  const bool past = rng.chance(40);
+  const std::string crowd = sc.crowd, place = sc.place;
+  int v = rng.uniform(10, 90);
+  std::vector<std::string> sentences{std::string(past ? "There were " : "There are ") + std::to_string(v) + " " + crowd + " " + place + "."};
+  if (rng.chance(30)) sentences[0] = capitalize(place) + (past ? ", there were " : ", there are ") + std::to_string(v) + " " + crowd + ".";
+  item.reasoning.push_back("(1) There are " + std::to_string(v) + " " + crowd + " " + place + ".");
+  for (int i = 0; i < steps; ++i) {
+    const bool come = v < 6 || (v + 2 <= kMaxValue && rng.chance(50));
+    const int n = come ? rng.uniform(2, std::min(30, kMaxValue - v)) : rng.uniform(2, std::min(30, v - 2));
+    const int r = come ? v + n : v - n;
+    const std::string N = std::to_string(n);
+    std::string verb = come ? (past ? sc.come_past : sc.come_pres) : (past ? sc.go_past : sc.go_pres);
+    std::string s;
+    switch (rng.uniform(0, 3)) {
+      case 0: s = N + (come ? " more " + crowd + " " : " " + crowd + " ") + verb; break;
+      case 1: s = come ? N + " more " + verb : N + " of them " + verb; break;
+      case 2: s = (i == 0 ? std::string("Then ") : std::string("After that, ")) + N + (come ? " more " : " ") + verb; break;
+      default: s = N + " " + verb; break;
+    }
+    sentences.push_back(capitalize(s) + ".");
+    item.worked.push_back({come ? '+' : '-', v, n, r, ""});
+    std::string line = "(";
+    line.append(std::to_string(i + 2)).append(") There are ").append(eq(v, come ? '+' : '-', n, r)).append(" ").append(crowd);
+    item.reasoning.push_back(line.append(" ").append(place).append("."));
+    v = r;
+  }
+  std::string text;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    // two events may share a sentence: "17 get off and 8 more get on."
+    if (i >= 2 && rng.chance(35)) {
+      text.pop_back();
+      text.pop_back();
+      text += " and " + lowercase_first(sentences[i]) + " ";
+    } else {
+      text += sentences[i] + " ";
+    }
+  }
+  const std::string are = past ? "were" : "are";
+  item.final_question = rng.pick(std::vector<std::string>{"How many " + crowd + " " + are + " " + place + " now?",
+                                                          "How many " + crowd + " " + are + " there now?",
+                                                          "How many " + crowd + " " + are + " left " + place + "?",
+                                                          "How many " + crowd + " " + are + " " + place + " in the end?"});
+  if (past) replace_all(item.final_question, " now?", " then?");
+  item.user_text = rng.pick(kPrefixes) + text + item.final_question;
+  item.question = text + item.final_question;
+  item.sentences = sentences;
+  for (size_t w = 0; w < item.worked.size(); ++w) item.worked[w].sentence = item.reasoning[w + 1];
+  item.answer = v;
+  item.steps = steps;
+  return true;
+}
+
 int draw_steps(Rng& rng, bool arithmetic) {
   const int r = rng.uniform(0, 99);
   if (arithmetic) return r < 60 ? 1 : r < 90 ? 2 : 3;
@@ -1513,6 +1591,7 @@ Item generate_natural_item(Split split, uint64_t seed, uint64_t index, int steps
     const int n = steps > 0 ? steps : draw_steps(rng, arithmetic);
     const bool ok = arithmetic                    ? build_arithmetic(rng, n, item)
                     : n == 1 && rng.chance(30) ? build_rate_or_need(rng, item)
+                    : n <= 3 && rng.chance(8)   ? build_scene(rng, n, item)
                                                : build_story(rng, n, item);
     if (!ok) continue;
     if (hash_split(item.user_text) != split) continue;
