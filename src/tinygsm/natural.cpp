@@ -1568,6 +1568,85 @@ bool build_scene(Rng& rng, int steps, Item& item) {
   return true;
 }
 
+// Ages along a family ("Pedro is 11 years old. His sister is 4 years younger. His dad is 3 times as
+// old as his sister. How old is his dad?"), each relative said against the one before; the last
+// step may be the years ahead ("How old will she be in 5 years?").
+bool build_ages(Rng& rng, int steps, Item& item) {
+  const Person p = rng.chance(kInventedNamePercent) ? invented_person(rng) : rng.pick(kPeople);
+  const std::string his = p.female ? "her" : "his", His = p.female ? "Her" : "His";
+  std::vector<std::string> relatives = {"sister", "brother", "cousin", "mom", "dad", "aunt", "uncle", "grandma", "grandpa", "friend"};
+  int v = rng.uniform(4, 40);
+  std::vector<std::string> sentences{p.name + " is " + std::to_string(v) + " years old."};
+  item.reasoning.push_back("(1) " + p.name + " is " + std::to_string(v) + " years old.");
+  std::string prev_name = p.name, prev_ref = p.name;  // the person said last: reasoning name, text reference
+  // "His sister" inside a sentence is "his sister"; a name stays as it is.
+  auto reference = [&](const std::string& r) { return r.rfind(His + " ", 0) == 0 ? lowercase_first(r) : r; };
+  const bool ahead = steps >= 2 && rng.chance(30);
+  for (int i = 0; i < steps - (ahead ? 1 : 0); ++i) {
+    const size_t ri = static_cast<size_t>(rng.uniform(0, static_cast<int>(relatives.size()) - 1));
+    const std::string rel = relatives[ri];
+    relatives.erase(relatives.begin() + static_cast<std::ptrdiff_t>(ri));
+    const std::string subject = rng.chance(50) ? His + " " + rel : p.name + "'s " + rel;
+    const std::string name = p.name + "'s " + rel;
+    // elders are older than the one they are said against; a sister or a friend may be either
+    const bool elder = rel != "sister" && rel != "brother" && rel != "cousin" && rel != "friend";
+    std::vector<char> ops = {'+', '+'};
+    if (!elder) ops.push_back('-');
+    if (v * 2 <= 90) ops.push_back('*');
+    if (!elder && v % 2 == 0 && v >= 8) ops.push_back('/');
+    const char op = ops[rng.next() % ops.size()];
+    int n = 0, r = 0;
+    std::string s;
+    const std::string than = i == 0 && rng.chance(50) ? "" : " than " + reference(prev_ref);
+    const std::string as = " as " + reference(prev_ref);
+    if (op == '+' || op == '-') {
+      if (op == '-' && v < 6) return false;
+      n = op == '+' ? rng.uniform(2, std::max(2, std::min(40, 99 - v))) : rng.uniform(2, std::min(30, v - 2));
+      r = op == '+' ? v + n : v - n;
+      s = subject + " is " + std::to_string(n) + " years " + (op == '+' ? "older" : "younger") + than + ".";
+    } else if (op == '*') {
+      n = v * 3 <= 90 && rng.chance(50) ? 3 : 2;
+      r = v * n;
+      s = subject + " is " + (n == 2 ? std::string("twice") : std::to_string(n) + " times") + " as old" + as + ".";
+    } else {
+      n = 2;
+      r = v / 2;
+      s = subject + " is half as old" + as + ".";
+    }
+    sentences.push_back(s);
+    item.worked.push_back({op, v, n, r, ""});
+    std::string line = "(";
+    line.append(std::to_string(i + 2)).append(") ").append(name).append(" is ").append(eq(v, op, n, r)).append(" years old.");
+    item.reasoning.push_back(line);
+    v = r;
+    prev_name = name;
+    prev_ref = subject;
+  }
+  std::string who = reference(prev_ref);
+  if (ahead) {
+    const int n = rng.uniform(2, 20);
+    item.final_question = rng.pick(std::vector<std::string>{"How old will " + who + " be in " + std::to_string(n) + " years?",
+                                                            "In " + std::to_string(n) + " years, how old will " + who + " be?"});
+    item.worked.push_back({'+', v, n, v + n, ""});
+    item.reasoning.push_back("In " + std::to_string(n) + " years, " + prev_name + " will be " + eq(v, '+', n, v + n) + " years old.");
+    v += n;
+  } else {
+    item.final_question = rng.pick(std::vector<std::string>{"How old is " + who + "?", "What is the age of " + who + "?",
+                                                            "How many years old is " + who + "?"});
+  }
+  std::string text;
+  for (auto& s : sentences) text += s + " ";
+  item.user_text = rng.pick(kPrefixes) + text + item.final_question;
+  item.question = text + item.final_question;
+  item.sentences = sentences;
+  for (size_t w = 0; w < item.worked.size(); ++w) item.worked[w].sentence = item.reasoning[w + 1];
+  for (auto& w : item.worked)
+    if (w.result < 2 || w.result > kMaxValue) return false;
+  item.answer = v;
+  item.steps = static_cast<int>(item.worked.size());
+  return item.steps == steps;
+}
+
 int draw_steps(Rng& rng, bool arithmetic) {
   const int r = rng.uniform(0, 99);
   if (arithmetic) return r < 60 ? 1 : r < 90 ? 2 : 3;
@@ -1592,6 +1671,7 @@ Item generate_natural_item(Split split, uint64_t seed, uint64_t index, int steps
     const bool ok = arithmetic                    ? build_arithmetic(rng, n, item)
                     : n == 1 && rng.chance(30) ? build_rate_or_need(rng, item)
                     : n <= 3 && rng.chance(8)   ? build_scene(rng, n, item)
+                    : n <= 3 && rng.chance(6)   ? build_ages(rng, n, item)
                                                : build_story(rng, n, item);
     if (!ok) continue;
     if (hash_split(item.user_text) != split) continue;

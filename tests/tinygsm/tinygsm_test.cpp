@@ -235,7 +235,7 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
       pronouns = 0, together = 0, shares = 0, more_than = 0, fewer_than = 0, money = 0, pages = 0, miles = 0,
       no_question = 0, others_act = 0, scene_start = 0, leads = 0, lower_case = 0, rate_or_need = 0, intros = 0,
       own_amounts = 0, two_amounts = 0, the_rest = 0, which_is = 0, who_has = 0, reversed = 0, change = 0, two_parts = 0,
-      scenes = 0;
+      scenes = 0, ages = 0;
   std::set<std::string> names;
   std::map<int, int> by_steps;
   for (const Item& it : generate(Split::Train, 5000, 11, 0, Style::Natural)) {
@@ -319,6 +319,8 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
       EXPECT_NE(it.worked.front().sentence.find(it.worked.front().equation()), std::string::npos) << q;
     }
     change += q.find(" change ") != std::string::npos;
+    ages += q.find(" years older") != std::string::npos || q.find(" years younger") != std::string::npos ||
+            q.find(" as old as ") != std::string::npos;
     // A crowd that comes and goes with no owner ("17 get off and 8 more get on"): the numbers are subjects.
     scenes += story && it.reasoning.front().rfind("(1) There are ", 0) == 0 && it.reasoning.back().rfind("(", 0) == 0 &&
               it.reasoning.back().find(" = ") != std::string::npos && it.reasoning.back().find(" There are ") != std::string::npos;
@@ -328,7 +330,7 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
   }
   for (int c : {bare, one_line, numbered, question_prefix, no_prefix, distractors, past, pronouns, together, shares,
                 more_than, fewer_than, money, pages, miles, no_question, others_act, scene_start, leads, lower_case,
-                rate_or_need, intros, own_amounts, two_amounts, reversed, two_parts, scenes})
+                rate_or_need, intros, own_amounts, two_amounts, reversed, two_parts, scenes, ages})
     EXPECT_GT(c, 30);
   // rarer: a share that follows a subtraction; the comparison said in a clause; change from a payment
   for (int c : {the_rest, which_is, who_has, change}) EXPECT_GE(c, 5);
