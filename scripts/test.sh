@@ -49,8 +49,13 @@ phase "ASan+UBSan build + unit tests (parity, the browser test and the multi-pro
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BENCH=OFF >/dev/null
 cmake --build build/asan -j "$jobs" --target kvscope_tests kvscope_cli
 # One process per test on every core, as in the release pass (the tests' environment names the ASan CLI).
+# Six end-to-end tests that train or time through the CLI took 1,160 of the pass's 2,205 test-seconds
+# under ASan (2026-12-07: 2-6 min each); they run in the release pass, and the code they drive is
+# covered here by the unit tests of its parts.
+slow_under_asan='^ServerTenants[.]PrefixCacheTimingDoesNotLeakAcrossKeys$|^ConfidenceCliChat[.](ToolsRenderTheChatTemplate|UserContentPartThroughTheCli)$'
+slow_under_asan+='|^DifficultyCli[.]TrainEvalAnalyze$|^ReasoningDataset[.]TinygsmJsonlThroughEvalData$|^ConfidenceCli[.]TrainProfileAndEvaluate$'
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan --output-on-failure -j "$jobs" -E 'Parity|Oracle|Browser|^ScaleOut[.]'
+  ctest --test-dir build/asan --output-on-failure -j "$jobs" -E "Parity|Oracle|Browser|^ScaleOut[.]|$slow_under_asan"
 
 phase "fuzz the GGUF reader (libFuzzer, 60 s)"
 CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON -DKVSCOPE_TESTS=OFF \
