@@ -1490,6 +1490,17 @@ bool build_rate_or_need(Rng& rng, Item& item) {
   return true;
 }
 
+// The tail the scene and age builders share: the text as typed (with one of the openings), and each
+// worked step tied to the reasoning line after the opening "(1)" line that states the start.
+void finish_item(Rng& rng, const std::string& text, std::vector<std::string> sentences, int answer, Item& item) {
+  item.user_text = rng.pick(kPrefixes) + text + item.final_question;
+  item.question = text + item.final_question;
+  item.sentences = std::move(sentences);
+  for (size_t w = 0; w < item.worked.size(); ++w) item.worked[w].sentence = item.reasoning[w + 1];
+  item.answer = answer;
+  item.steps = static_cast<int>(item.worked.size());
+}
+
 // A place and a crowd that comes and goes, with no person to own it ("There are 45 kids on the bus.
 // 17 get off and 8 more get on. How many kids are on the bus now?"): the numbers are the sentences'
 // subjects. Reasoned as "(2) There are 45 - 17 = 28 kids on the bus."
@@ -1559,12 +1570,7 @@ bool build_scene(Rng& rng, int steps, Item& item) {
                                                           "How many " + crowd + " " + are + " left " + place + "?",
                                                           "How many " + crowd + " " + are + " " + place + " in the end?"});
   if (past) replace_all(item.final_question, " now?", " then?");
-  item.user_text = rng.pick(kPrefixes) + text + item.final_question;
-  item.question = text + item.final_question;
-  item.sentences = sentences;
-  for (size_t w = 0; w < item.worked.size(); ++w) item.worked[w].sentence = item.reasoning[w + 1];
-  item.answer = v;
-  item.steps = steps;
+  finish_item(rng, text, std::move(sentences), v, item);
   return true;
 }
 
@@ -1636,14 +1642,9 @@ bool build_ages(Rng& rng, int steps, Item& item) {
   }
   std::string text;
   for (auto& s : sentences) text += s + " ";
-  item.user_text = rng.pick(kPrefixes) + text + item.final_question;
-  item.question = text + item.final_question;
-  item.sentences = sentences;
-  for (size_t w = 0; w < item.worked.size(); ++w) item.worked[w].sentence = item.reasoning[w + 1];
+  finish_item(rng, text, std::move(sentences), v, item);
   for (auto& w : item.worked)
     if (w.result < 2 || w.result > kMaxValue) return false;
-  item.answer = v;
-  item.steps = static_cast<int>(item.worked.size());
   return item.steps == steps;
 }
 
