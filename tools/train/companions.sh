@@ -23,7 +23,8 @@ log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
 "$K" tinygsm --jsonl --split train --style natural --n 2500 --seed 78 -o "$W/diff_natural.jsonl"
 paste -d '\n' "$W/diff_broad.jsonl" "$W/diff_natural.jsonl" >"$W/diff_mix.jsonl"
 # Confidence and KV profile: 3,000 validation questions (broad seed 91, natural seed 92); calibration:
-# 600 held-out-template questions (broad style, seed 96), never in training.
+# 600 held-out-template questions (broad style, seed 96), never in training, and the 400 user-style
+# questions of data/natural/calibration.jsonl (a grammar apart from the generator, dev and held-out sets).
 "$K" tinygsm --jsonl --split validation --style broad --n 1500 --seed 91 -o "$W/val_broad.jsonl"
 "$K" tinygsm --jsonl --split validation --style natural --n 1500 --seed 92 -o "$W/val_natural.jsonl"
 paste -d '\n' "$W/val_broad.jsonl" "$W/val_natural.jsonl" >"$W/val_mix.jsonl"
@@ -40,8 +41,11 @@ probe=(--modes slow,mixed --layers 3 --numbers --hidden 8)
 log "calibration answers and KV profile"
 "$K" train-confidence -m "$M" --data "$W/ht_cal.jsonl" "${probe[@]}" --features-out "$W/feat_htcal.jsonl" \
   -o /dev/null -t 1 >"$W/htcal.log" 2>&1
+"$K" train-confidence -m "$M" --data "$here/../../data/natural/calibration.jsonl" "${probe[@]}" \
+  --features-out "$W/feat_natcal.jsonl" -o /dev/null -t 1 >"$W/natcal.log" 2>&1
+cat "$W/feat_htcal.jsonl" "$W/feat_natcal.jsonl" >"$W/feat_cal.jsonl"
 "$K" kv-profile -m "$M" --data "$W/normal.jsonl" -o "$base.kvprofile.bin" -t 1 >"$W/kvprofile.log" 2>&1
-/usr/bin/python3 "$here/calibrate_probe.py" --probe "$W/uncalibrated.confidence.bin" --features "$W/feat_htcal.jsonl" \
+/usr/bin/python3 "$here/calibrate_probe.py" --probe "$W/uncalibrated.confidence.bin" --features "$W/feat_cal.jsonl" \
   -o "$base.confidence.bin" | tee "$W/calibrate.log"
 wait "$diff_pid" || { cat "$W/difficulty.log" >&2; exit 1; }
 cp "$W/difficulty.bin" "$base.difficulty.bin"
