@@ -5,6 +5,8 @@
 
 #include "test_util.h"
 
+namespace bench_serve_test {
+
 using namespace kvscope;
 
 TEST(CliBenchServe, PrintsOneResultPerConcurrencyLevel) {
@@ -54,3 +56,5 @@ TEST(CliBenchServe, MixedLengthsAndSessionTurnTwo) {
   EXPECT_EQ(st, 1) << out;
   EXPECT_NE(out.find("context"), std::string::npos) << out;
 }
+
+}  // namespace bench_serve_test

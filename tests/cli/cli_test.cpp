@@ -5,6 +5,8 @@
 
 #include "test_util.h"
 
+namespace cli_test {
+
 using namespace kvscope;
 
 namespace {
@@ -90,3 +92,5 @@ TEST(Cli, BadInputsAreOneLineErrors) {
   check("gen-model --arch gptx -o " + (dir / "x.gguf").string(), "unknown architecture");
   check("run -m " + small_model() + " -p \"$(printf '\\377\\376')\"", "not valid UTF-8");
 }
+
+}  // namespace cli_test

@@ -6,6 +6,8 @@
 
 #include "test_util.h"
 
+namespace kv_cli_test {
+
 using namespace kvscope;
 
 namespace {
@@ -56,3 +58,5 @@ TEST(KVCli, QuantizedRunsAndCalibratedMapsWork) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("\"bytes_per_token\""), std::string::npos) << r.out;
 }
+
+}  // namespace kv_cli_test

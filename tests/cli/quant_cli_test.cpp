@@ -10,6 +10,8 @@
 
 #include "test_util.h"
 
+namespace quant_cli_test {
+
 using namespace kvscope;
 
 namespace {
@@ -135,3 +137,5 @@ TEST(QuantCli, GenModelWritesEveryLegacyTypeAndRunsIt) {
     }
   }
 }
+
+}  // namespace quant_cli_test

@@ -3,7 +3,11 @@
 // Node.js and the package from tools/openai/setup.sh (KVSCOPE_OPENAI_DIR); skipped without them.
 #include "clients/node_client.h"
 
+namespace agent_loop_test {
+
 TEST(Clients, OpenAIToolAgentLoop) {
   kvscope::test::run_node_client({"agent_loop.mjs", "KVSCOPE_OPENAI_DIR", "build/npm-openai", "openai", "tools/openai/setup.sh",
                                   180, "8 checks passed"});
 }
+
+}  // namespace agent_loop_test

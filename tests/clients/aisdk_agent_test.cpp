@@ -4,7 +4,11 @@
 // tools/aisdk/setup.sh (KVSCOPE_AISDK_DIR); skipped without them.
 #include "clients/node_client.h"
 
+namespace aisdk_agent_test {
+
 TEST(Clients, AISdkAgentObjectAndStream) {
   kvscope::test::run_node_client({"aisdk_agent.mjs", "KVSCOPE_AISDK_DIR", "build/npm-aisdk", "ai", "tools/aisdk/setup.sh",
                                   240, "8 checks passed"});
 }
+
+}  // namespace aisdk_agent_test

@@ -9,6 +9,8 @@
 #include "engine/attention_block.h"
 #include "kernels/kernels.h"
 
+namespace attention_block_test {
+
 using namespace kvscope;
 
 TEST(AttentionBlock, Avx512MatchesReference) {
@@ -38,3 +40,5 @@ TEST(AttentionBlock, Avx512MatchesReference) {
       }
   EXPECT_EQ(cases, 6 * 5 * 3);
 }
+
+}  // namespace attention_block_test

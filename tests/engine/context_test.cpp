@@ -10,6 +10,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace context_test {
+
 using namespace kvscope;
 
 namespace {
@@ -121,3 +123,5 @@ TEST(Context, LargeHeadDimensionRunsWithoutOverflow) {
   const auto& l = ctx.eval({1, 5, 6});
   for (float x : l) ASSERT_TRUE(std::isfinite(x));
 }
+
+}  // namespace context_test

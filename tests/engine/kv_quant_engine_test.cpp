@@ -17,6 +17,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace kv_quant_engine_test {
+
 using namespace kvscope;
 
 namespace {
@@ -288,3 +290,5 @@ TEST(KVCalibrate, JointSearchKeepsTheBudgetAndEndsNoWorseThanTheKnapsack) {
   EXPECT_EQ(k.types, c.knapsack_types);
   EXPECT_LT(k.measured_kl, 0.0);
 }
+
+}  // namespace kv_quant_engine_test

@@ -8,6 +8,8 @@
 #include "kernels/kernels.h"
 #include "kvcache/block_table.h"
 
+namespace paged_attention_test {
+
 using namespace kvscope;
 using kernels::DType;
 
@@ -160,3 +162,5 @@ TEST(PagedAttention, SlidingWindowIgnoresOlderPositions) {
   EXPECT_NE(a, full);
   t.release_all(kv.pool());
 }
+
+}  // namespace paged_attention_test

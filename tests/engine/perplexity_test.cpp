@@ -13,6 +13,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace perplexity_test {
+
 using namespace kvscope;
 
 namespace {
@@ -128,3 +130,5 @@ TEST(Perplexity, RefusesShortTextAndCliPrintsJson) {
   EXPECT_EQ(bad.status, 1) << bad.out;
   EXPECT_NE(bad.out.find("error: perplexity: the text has"), std::string::npos) << bad.out;
 }
+
+}  // namespace perplexity_test

@@ -16,6 +16,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace scheduler_test {
+
 using namespace kvscope;
 
 namespace {
@@ -315,3 +317,5 @@ TEST(Engine, PinnedSessionsYieldToRunningWork) {
   EXPECT_FALSE(eng.has_session("a"));
   EXPECT_EQ(eng.stats().blocks.used, 0);
 }
+
+}  // namespace scheduler_test

@@ -11,6 +11,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace swa_cache_test {
+
 using namespace kvscope;
 
 namespace {
@@ -205,3 +207,5 @@ TEST(SessionFiles, NewFamiliesRoundTrip) {
     EXPECT_EQ(a.tokens, b.tokens) << name;
   }
 }
+
+}  // namespace swa_cache_test

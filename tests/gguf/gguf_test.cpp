@@ -8,6 +8,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace gguf_test {
+
 using namespace kvscope;
 using gguf::Value;
 
@@ -169,3 +171,5 @@ TEST(Gguf, OpensRealModelFile) {
   EXPECT_NE(f->find_tensor("token_embd.weight"), nullptr);
   EXPECT_THROW(gguf::File::open("/nonexistent/model.gguf"), InputError);
 }
+
+}  // namespace gguf_test

@@ -12,6 +12,8 @@
 #include "kernels/kernels.h"
 #include "util/error.h"
 
+namespace dtype_test {
+
 using namespace kvscope::kernels;
 
 namespace {
@@ -253,3 +255,5 @@ TEST(DType, KQuantDequantLayouts) {
     }
   }
 }
+
+}  // namespace dtype_test

@@ -17,6 +17,8 @@
 #include "kernels/kquant.h"
 #include "util/error.h"
 
+namespace kquant_test {
+
 using namespace kvscope::kernels;
 
 namespace {
@@ -531,3 +533,5 @@ TEST(KQuant, PackedMultiOverMixedTypes) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(multi[i], single[i]) << "matrix " << i << " threads " << threads;
   }
 }
+
+}  // namespace kquant_test

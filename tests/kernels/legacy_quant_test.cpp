@@ -18,6 +18,8 @@
 #include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
+namespace legacy_quant_test {
+
 using namespace kvscope::kernels;
 
 namespace {
@@ -348,3 +350,5 @@ TEST(Pack, Avx2AndAvx512ReadThePackedCopyAlike) {
       EXPECT_EQ(a, b) << dtype_name(t) << " M=" << M;
     }
 }
+
+}  // namespace legacy_quant_test

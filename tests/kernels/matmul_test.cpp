@@ -22,6 +22,8 @@
 #include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
+namespace matmul_test {
+
 using namespace kvscope::kernels;
 
 namespace {
@@ -186,3 +188,5 @@ TEST(Matmul, EmptyShapes) {
   matmul(WeightRef{w.data(), DType::F32, 0, 5}, x.data(), 2, y, pool);
   matmul(WeightRef{w.data(), DType::F32, 2, 5}, x.data(), 0, y, pool);
 }
+
+}  // namespace matmul_test

@@ -9,6 +9,8 @@
 
 #include "kernels/kernels.h"
 
+namespace matmul_vecs_test {
+
 using namespace kvscope::kernels;
 
 TEST(MatmulVecs, EqualsOneMatmulEachOnEveryIsa) {
@@ -51,3 +53,5 @@ TEST(MatmulVecs, EqualsOneMatmulEachOnEveryIsa) {
   }
   set_active_isa(saved);
 }
+
+}  // namespace matmul_vecs_test

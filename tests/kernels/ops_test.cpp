@@ -11,6 +11,8 @@
 #include "kernels/isa_fixture.h"
 #include "kernels/kernels.h"
 
+namespace ops_test {
+
 using namespace kvscope::kernels;
 
 namespace {
@@ -178,3 +180,5 @@ TEST(Ops, AddAxpyDot) {
     }
   }
 }
+
+}  // namespace ops_test

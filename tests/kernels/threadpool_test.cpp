@@ -10,6 +10,8 @@
 
 #include "kernels/threadpool.h"
 
+namespace threadpool_test {
+
 using kvscope::kernels::ThreadPool;
 
 namespace {
@@ -121,3 +123,5 @@ TEST(ThreadPool, ConcurrentCallersAreSerialized) {
   b.join();
   EXPECT_EQ(total.load(), 2 * 2000 * 2);
 }
+
+}  // namespace threadpool_test

@@ -6,6 +6,8 @@
 #include <random>
 #include <set>
 
+namespace block_pool_test {
+
 using namespace kvscope;
 
 TEST(BlockPool, ScriptedAllocFreeForkEvict) {
@@ -99,3 +101,5 @@ TEST(BlockPool, RandomizedOperationsNeverLeakOrShareWrongly) {
     ASSERT_EQ(p.n_free(), free_expected);
   }
 }
+
+}  // namespace block_pool_test

@@ -11,6 +11,8 @@
 #include "kvcache/kv_type_map.h"
 #include "util/error.h"
 
+namespace kv_quant_test {
+
 using namespace kvscope;
 
 namespace {
@@ -280,3 +282,5 @@ TEST(KVQuant, RequantizingAQuantizedBlockKeepsItsCodes) {
     EXPECT_NEAR(y[3], 100.0f, 100.0f * 0.07f) << kv_type_name(t);
   }
 }
+
+}  // namespace kv_quant_test

@@ -12,6 +12,8 @@
 #include "model/random_model.h"
 #include "test_util.h"
 
+namespace lazy_kv_memory_test {
+
 using namespace kvscope;
 
 namespace {
@@ -65,3 +67,5 @@ TEST(LazyKVMemory, LongContextCommitsOnlyUsedBlocks) {
   ASSERT_GT(span, 30u << 20);  // 131072 tokens x 128 dims x 2 bytes
   EXPECT_LE(resident_bytes(first, span), 4u << 20) << "of " << span << " bytes";  // <= 2 huge pages
 }
+
+}  // namespace lazy_kv_memory_test

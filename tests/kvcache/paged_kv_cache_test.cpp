@@ -8,6 +8,8 @@
 #include "kvcache/block_table.h"
 #include "util/error.h"
 
+namespace paged_kv_cache_test {
+
 using namespace kvscope;
 using kernels::DType;
 
@@ -133,3 +135,5 @@ TEST(BlockTable, RandomizedForksWritesAndReleasesNeverLeak) {
   for (auto& t : tables) t.release_all(pool);
   EXPECT_EQ(pool.n_free(), 24);
 }
+
+}  // namespace paged_kv_cache_test

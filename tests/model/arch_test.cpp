@@ -13,6 +13,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace arch_test {
+
 using namespace kvscope;
 
 namespace {
@@ -212,3 +214,5 @@ TEST(Arch, PrefillEqualsTokenByTokenDecode) {
     std::printf("[prefill-vs-decode] %-9s max |dlogit| %.2e\n", arch.c_str(), worst);
   }
 }
+
+}  // namespace arch_test

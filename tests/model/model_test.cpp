@@ -9,6 +9,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace model_test {
+
 using namespace kvscope;
 
 namespace {
@@ -96,3 +98,5 @@ TEST(Model, WrongTensorShapeIsNamed) {
   auto msg = expect_load_error(q);
   EXPECT_NE(msg.find("blk.0.attn_q.weight"), std::string::npos) << msg;
 }
+
+}  // namespace model_test

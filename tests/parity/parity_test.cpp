@@ -12,6 +12,8 @@
 #include "model/random_model.h"
 #include "test_util.h"
 
+namespace parity_test {
+
 using namespace kvscope;
 
 namespace {
@@ -260,3 +262,5 @@ INSTANTIATE_TEST_SUITE_P(Models, Parity, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
+
+}  // namespace parity_test

@@ -7,6 +7,8 @@
 
 #include "reasoning/adaptive_driver.h"
 
+namespace adaptive_driver_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 using Do = AdaptiveDriver::Do;
@@ -151,3 +153,5 @@ TEST(AdaptiveDriver, ThinkBudgetIsACutAndNoCheckFallsOnIt) {
   EXPECT_FALSE(d.answered_early());
   EXPECT_EQ(d.answer_tokens(), 40);
 }
+
+}  // namespace adaptive_driver_test

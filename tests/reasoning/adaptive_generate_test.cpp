@@ -14,6 +14,8 @@
 #include "tinygsm/tinygsm.h"
 #include "util/error.h"
 
+namespace adaptive_generate_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -245,3 +247,5 @@ TEST_F(Adaptive, EarlyCutRestartsAnAnswerTheProbePredictsWrong) {
   EXPECT_EQ(n.final_mode, Mode::Mixed);
   EXPECT_EQ(n.text, plain(ctx, it, tinygsm::Mode::Mixed));
 }
+
+}  // namespace adaptive_generate_test

@@ -13,6 +13,8 @@
 #include "sampling/constraint.h"
 #include "think_fixture.h"
 
+namespace answer_gate_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -61,3 +63,5 @@ TEST(AnswerGate, ConstrainsOnlyTheAnswer) {
   stop.forced("a\n</think>");
   EXPECT_TRUE(stop.done());
 }
+
+}  // namespace answer_gate_test

@@ -4,6 +4,8 @@
 #include "reasoning/controller.h"
 #include "util/error.h"
 
+namespace controller_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -140,3 +142,5 @@ TEST(Controller, BadConfigurationIsRefused) {
   EXPECT_FALSE(parse_mode("auto"));
   EXPECT_EQ(*parse_mode("mixed"), Mode::Mixed);
 }
+
+}  // namespace controller_test

@@ -9,6 +9,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace dataset_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -131,3 +133,5 @@ TEST(ReasoningDataset, EvalFileMatchesEvalData) {
   EXPECT_NE(st, 0);
   EXPECT_NE(e.find("error: " + bad + ":2: \"answer\" must be an integer"), std::string::npos) << e;
 }
+
+}  // namespace dataset_test

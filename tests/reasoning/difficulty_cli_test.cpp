@@ -8,6 +8,8 @@
 
 #include "test_util.h"
 
+namespace difficulty_cli_test {
+
 using namespace kvscope::test;
 
 namespace {
@@ -67,3 +69,5 @@ TEST(DifficultyCli, TrainEvalAnalyze) {
   EXPECT_EQ(none.status, 1);
   EXPECT_NE(none.out.find("difficulty estimator"), std::string::npos) << none.out;
 }
+
+}  // namespace difficulty_cli_test

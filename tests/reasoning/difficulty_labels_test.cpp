@@ -6,6 +6,8 @@
 #include "training/difficulty_train.h"
 #include "util/error.h"
 
+namespace difficulty_labels_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -85,3 +87,5 @@ TEST(DifficultyFit, LabelsRowsAndLearnsTheCheapestRightMode) {
   EXPECT_GT(fit.info["val_accuracy"].get<double>(), 0.7);
   EXPECT_THROW(fit_difficulty({}, 8, Mode::Slow, to), InputError);
 }
+
+}  // namespace difficulty_labels_test

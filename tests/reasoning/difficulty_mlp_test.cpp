@@ -11,6 +11,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace difficulty_mlp_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -150,3 +152,5 @@ TEST(LinearProbe, SeparatesAndScoresInRange) {
   }
   EXPECT_GT(ok, 280);
 }
+
+}  // namespace difficulty_mlp_test

@@ -4,6 +4,8 @@
 #include "reasoning/difficulty_features.h"
 #include "util/error.h"
 
+namespace difficulty_tap_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -68,3 +70,5 @@ TEST(DifficultyTap, BadLayersAreRefused) {
   s.prompt_fraction = 1.0;
   EXPECT_EQ(s.window_end(10), 10);
 }
+
+}  // namespace difficulty_tap_test

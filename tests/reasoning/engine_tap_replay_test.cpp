@@ -10,6 +10,8 @@
 #include "training/difficulty_data.h"
 #include "tinygsm/tinygsm.h"
 
+namespace engine_tap_replay_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -58,3 +60,5 @@ TEST(EngineTapReplay, CachedPromptBlocksReachTheTap) {
     EXPECT_NEAR(c[i], a[i], 1e-4f);
   }
 }
+
+}  // namespace engine_tap_replay_test

@@ -6,6 +6,8 @@
 #include "reasoning/driver.h"
 #include "reasoning/format.h"
 
+namespace format_interface_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -117,3 +119,5 @@ TEST(FormatInterface, NoneHasNoReasoning) {
   EXPECT_FALSE(Splitter(FormatKind::None, true).active());
   EXPECT_TRUE(Splitter(FormatKind::None, true).answering());
 }
+
+}  // namespace format_interface_test

@@ -10,6 +10,8 @@
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
 
+namespace reasoning_format_test {
+
 using namespace kvscope;
 using namespace kvscope::reasoning;
 
@@ -242,3 +244,5 @@ TEST(ReasoningFormat, DriverCountsAndCuts) {
   EXPECT_EQ(e.content(), "y");
   EXPECT_EQ(e.reasoning_tokens(), 2);
 }
+
+}  // namespace reasoning_format_test

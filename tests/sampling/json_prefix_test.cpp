@@ -16,6 +16,8 @@
 #include "sampling/json_schema.h"
 #include "util/error.h"
 
+namespace json_prefix_test {
+
 using namespace kvscope;
 
 namespace {
@@ -320,3 +322,5 @@ TEST(SchemaConstraint, RandomWalksWriteOnlyWhatTheSchemaAccepts) {
   }
   EXPECT_GT(ended, 30);
 }
+
+}  // namespace json_prefix_test

@@ -15,6 +15,8 @@
 #include "sampling/regex.h"
 #include "util/error.h"
 
+namespace json_schema_keywords_test {
+
 using namespace kvscope;
 using ojson = nlohmann::ordered_json;
 
@@ -366,3 +368,5 @@ TEST(RegexDfa, AgreesWithStdRegexOnZodPatterns) {
     }
   }
 }
+
+}  // namespace json_schema_keywords_test

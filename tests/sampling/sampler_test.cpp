@@ -8,6 +8,8 @@
 
 #include "util/error.h"
 
+namespace sampler_test {
+
 using namespace kvscope;
 
 namespace {
@@ -206,3 +208,5 @@ TEST(Sampler, KeepOnlyLeavesTheAllowedTokens) {
   keep_only(l.data(), 2, {});  // empty: nothing to restrict
   EXPECT_EQ(l, logits_of({3.0f, -1.0f}));
 }
+
+}  // namespace sampler_test

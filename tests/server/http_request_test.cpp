@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+namespace http_request_test {
+
 using kvscope::server::FrontLimits;
 using kvscope::server::RequestReader;
 using Step = RequestReader::Step;
@@ -134,3 +136,5 @@ TEST(HttpRequestReader, ConnectionAndContentTypeRules) {
   ASSERT_EQ(read_all(r, in), Step::Done);
   EXPECT_FALSE(r.keep_alive());
 }
+
+}  // namespace http_request_test

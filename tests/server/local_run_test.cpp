@@ -8,6 +8,8 @@
 #include "think_fixture.h"
 #include "util/error.h"
 
+namespace local_run_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -117,3 +119,5 @@ TEST(LocalRun, ErrorsReachTheCallerTyped) {
   const auto r = srv.run(big);
   EXPECT_EQ(r.body["choices"][0]["finish_reason"].is_string(), true);
 }
+
+}  // namespace local_run_test

@@ -9,6 +9,8 @@
 
 #include "server_test_util.h"
 
+namespace server_adaptive_driver_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -128,3 +130,5 @@ TEST(ServerAdaptiveDriver, CliAndServerGiveTheSameTextAndTrace) {
   EXPECT_GT(retries, 0);
   std::printf("[ compared %d re-estimates, %d restarts (%d retries), %d early answers ]\n", checks, restarts, retries, early);
 }
+
+}  // namespace server_adaptive_driver_test

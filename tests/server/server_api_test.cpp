@@ -11,6 +11,8 @@
 #include "signals/embedding.h"
 #include "server_test_util.h"
 
+namespace server_api_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -633,3 +635,5 @@ TEST(ServerApi, ShutdownPastTheGraceCancelsInFlightWork) {
   EXPECT_EQ(json::parse(last)["choices"][0]["finish_reason"], "cancelled");
   EXPECT_EQ(s.engine()->stats().blocks.used, 0);
 }
+
+}  // namespace server_api_test

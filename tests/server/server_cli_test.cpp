@@ -10,6 +10,8 @@
 
 #include "server_test_util.h"
 
+namespace server_cli_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -69,3 +71,5 @@ TEST(ServerCli, BadModelExitsWithAnError) {
   EXPECT_EQ(st, 1) << out;
   EXPECT_NE(out.find("error:"), std::string::npos) << out;
 }
+
+}  // namespace server_cli_test

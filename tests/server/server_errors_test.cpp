@@ -3,6 +3,8 @@
 
 #include "server_test_util.h"
 
+namespace server_errors_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -222,3 +224,5 @@ TEST(ServerErrors, QueueFull) {
   c.close();
   EXPECT_TRUE(eventually([&] { return post(p, "/v1/completions", ok_body).status == 200; }));
 }
+
+}  // namespace server_errors_test

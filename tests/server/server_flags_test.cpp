@@ -12,6 +12,8 @@
 
 #include "server_test_util.h"
 
+namespace server_flags_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -165,3 +167,5 @@ TEST(ServeFlags, RunSessionFile) {
   EXPECT_EQ(bad.status, 1) << bad.out;
   EXPECT_NE(bad.out.find("error: --session-file"), std::string::npos) << bad.out;
 }
+
+}  // namespace server_flags_test

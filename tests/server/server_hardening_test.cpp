@@ -17,6 +17,8 @@
 #include "util/hash.h"
 #include "util/sha256.h"
 
+namespace server_hardening_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -379,3 +381,5 @@ TEST(ServerHardening, TenantsSeeOnlyTheirOwnStats) {
   EXPECT_EQ(post(port, "/v1/completions", body, key("key-admin")).status, 200);
   EXPECT_EQ(http(port, "GET", "/v1/stats", "", key("wrong")).status, 401);
 }
+
+}  // namespace server_hardening_test

@@ -12,6 +12,8 @@
 #include "server_test_util.h"
 #include "util/error.h"
 
+namespace server_http_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -360,3 +362,5 @@ TEST(ServerHttp, ShutdownIsBoundedUnderSlowReaders) {
   for (auto& t : readers) t.join();
   EXPECT_LT(took, o.shutdown_grace_s + 4) << "shutdown took " << took << " s with grace " << o.shutdown_grace_s << " s";
 }
+
+}  // namespace server_http_test

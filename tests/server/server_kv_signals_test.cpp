@@ -18,6 +18,8 @@
 #include "signals/kv_tap.h"
 #include "test_util.h"
 
+namespace server_kv_signals_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -229,3 +231,5 @@ TEST(ServerKVSignalsUser, UserContentPartReadsTheUserTurnAndIgnoresBatching) {
   EXPECT_EQ(c.j()["kvscope"]["anomaly"]["user_tokens"].get<int>(), 0);
   EXPECT_TRUE(c.j()["kvscope"]["anomaly"]["user_position"].is_null());
 }
+
+}  // namespace server_kv_signals_test

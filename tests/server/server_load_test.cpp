@@ -12,6 +12,8 @@
 #include "engine/context.h"
 #include "server_test_util.h"
 
+namespace server_load_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -108,3 +110,5 @@ TEST(ServerLoad, ConcurrentStreamingClientsGetTheirLoneGreedyText) {
               1e3 * pct(ttft, 0.5), 1e3 * pct(ttft, 0.99), metric(m, "kvscope_preemptions_total"),
               metric(m, "kvscope_prefix_cache_hit_rate"));
 }
+
+}  // namespace server_load_test

@@ -4,6 +4,8 @@
 
 #include "server_test_util.h"
 
+namespace server_openai_compat_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -32,3 +34,5 @@ TEST(ServerOpenAICompat, OfficialNodeClient) {
   EXPECT_TRUE(eventually([&] { return eng.stats().blocks.used == 0 && eng.stats().running == 0; })) << srv->metrics_text();
   EXPECT_GE(metric(srv->metrics_text(), "kvscope_requests_cancelled_total"), 1);
 }
+
+}  // namespace server_openai_compat_test

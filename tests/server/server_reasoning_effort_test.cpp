@@ -14,6 +14,8 @@
 #include "sampling/json_prefix.h"
 #include "server_test_util.h"
 
+namespace server_reasoning_effort_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -409,3 +411,5 @@ TEST_F(ServerReasoningEffort, AutoWithAnEstimatorTrainedOnData) {
   ASSERT_EQ(status, 0) << adaptive;
   EXPECT_TRUE(json::parse(adaptive)["kvscope"]["reasoning"].contains("trace")) << adaptive;
 }
+
+}  // namespace server_reasoning_effort_test

@@ -11,6 +11,8 @@
 #include "think_fixture.h"
 #include "server_test_util.h"
 
+namespace server_reasoning_json_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -244,3 +246,5 @@ TEST(ServerReasoningJson, LogprobsCoverContentOnly) {
   EXPECT_EQ(s.content_lp, lp["content"]);
   EXPECT_EQ(s.reasoning_lp, lp["kvscope_reasoning"]);
 }
+
+}  // namespace server_reasoning_json_test

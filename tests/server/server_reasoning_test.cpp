@@ -11,6 +11,8 @@
 #include "server_test_util.h"
 #include "tinygsm/tinygsm.h"
 
+namespace server_reasoning_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -188,3 +190,5 @@ TEST_F(ServerReasoning, ChatCompletionsWithAuto) {
                    {{"messages", {{{"role", "system"}, {"content", "x"}}}}, {"reasoning", "fast"}});
   EXPECT_EQ(none.status, 400) << none.body;
 }
+
+}  // namespace server_reasoning_test

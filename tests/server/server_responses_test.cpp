@@ -6,6 +6,8 @@
 #include "server/responses.h"
 #include "server_test_util.h"
 
+namespace server_responses_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 using kvscope::server::ApiError;
@@ -331,3 +333,5 @@ TEST(ServerResponses, ErrorsNameTheResponsesFields) {
   expect({{"input", "hello"}, {"max_output_tokens", 100000000}}, "max_output_tokens", "This model's maximum context length");
   expect({{"input", "hello"}, {"tools", json::array({{{"type", "function"}, {"name", "a b"}}})}}, "tools[0].name", "Invalid 'tools[0].name'");
 }
+
+}  // namespace server_responses_test

@@ -10,6 +10,8 @@
 
 #include "server_test_util.h"
 
+namespace server_sessions_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -143,3 +145,5 @@ TEST(ServerSessions, TenantsSeeOnlyTheirOwn) {
   EXPECT_EQ(http(port, "DELETE", "/v1/sessions/conv-1", "", b).status, 404);
   EXPECT_EQ(post(port, "/v1/sessions/conv-1/restore", json::object(), a).status, 200);
 }
+
+}  // namespace server_sessions_test

@@ -13,6 +13,8 @@
 
 #include "server_test_util.h"
 
+namespace server_tenant_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -143,3 +145,5 @@ TEST(ServerTenants, PrefixCacheTimingDoesNotLeakAcrossKeys) {
   // ...while A's own repeat is clearly faster (the detector works on this machine right now).
   EXPECT_LT(z_own, -3.29) << "A's repeat was not faster: the timing test cannot see the prefix cache";
 }
+
+}  // namespace server_tenant_test

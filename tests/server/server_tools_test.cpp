@@ -10,6 +10,8 @@
 
 #include "server_test_util.h"
 
+namespace server_tools_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -405,3 +407,5 @@ TEST(ServerTools, AutoModeSeesControlTokenMarkers) {
 }
 
 }  // namespace
+
+}  // namespace server_tools_test

@@ -9,6 +9,8 @@
 #include "server/webui.h"
 #include "server_test_util.h"
 
+namespace server_webui_test {
+
 using namespace kvscope;
 using namespace kvscope::test;
 
@@ -220,3 +222,5 @@ TEST(ServerWebUiBrowser, ChatAndDashboardInChromium) {
   EXPECT_EQ(st, 0) << out;
   EXPECT_NE(out.find("checks passed"), std::string::npos) << out;
 }
+
+}  // namespace server_webui_test

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace stop_strings_test {
+
 using kvscope::server::StopMatcher;
 
 namespace {
@@ -50,3 +52,5 @@ TEST(ServerStopStrings, MultiByteTextStaysWhole) {
   EXPECT_EQ(run(m, {"é", "!", "tail"}), "");
   EXPECT_TRUE(m.stopped());
 }
+
+}  // namespace stop_strings_test

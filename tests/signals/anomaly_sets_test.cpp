@@ -14,6 +14,8 @@
 #include "training/prompt_format.h"
 #include "util/error.h"
 
+namespace anomaly_sets_test {
+
 using namespace kvscope;
 
 namespace {
@@ -223,3 +225,5 @@ TEST(AnomalySets, UserSpanIsTheRenderedUserTurn) {
   for (const char* set : {"control", "injection", "other_domain"})
     for (const auto& p : training::shifted_prompts(f, set, 20, 5)) check(p);
 }
+
+}  // namespace anomaly_sets_test

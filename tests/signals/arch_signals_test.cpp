@@ -11,6 +11,8 @@
 #include "signals/scored_generation.h"
 #include "test_util.h"
 
+namespace arch_signals_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -63,3 +65,5 @@ TEST(ArchSignals, ScoredGenerationOnGemma2AndMoeWithQuantizedKV) {
     }
   }
 }
+
+}  // namespace arch_signals_test

@@ -9,6 +9,8 @@
 
 #include "test_util.h"
 
+namespace confidence_cli_test {
+
 using namespace kvscope;
 
 namespace {
@@ -161,3 +163,5 @@ TEST(ConfidenceCliChat, UserContentPartThroughTheCli) {
   EXPECT_NE(d.out.find("no user-content part"), std::string::npos) << d.out;
   EXPECT_EQ(d.out.find("\"user_model\""), std::string::npos) << d.out;
 }
+
+}  // namespace confidence_cli_test

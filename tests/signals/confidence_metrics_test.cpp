@@ -9,6 +9,8 @@
 #include "signals/embed_metrics.h"
 #include "util/error.h"
 
+namespace confidence_metrics_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -106,3 +108,5 @@ TEST(ConfidenceMetrics, CalibrationErrorWeighsEachBinByItsShare) {
   // 1.0 falls in the top bin, 0.0 in the bottom one.
   EXPECT_NEAR(expected_calibration_error({1.0, 0.0}, {false, true}), 1.0, 1e-12);
 }
+
+}  // namespace confidence_metrics_test

@@ -21,6 +21,8 @@
 #include "util/error.h"
 #include "util/rng.h"
 
+namespace confidence_prior_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -275,3 +277,5 @@ TEST(ConfidencePrior, TrainConfidenceRefusesAnotherModelsEstimator) {
   EXPECT_NE(r.out.find("error: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("another model"), std::string::npos) << r.out;
 }
+
+}  // namespace confidence_prior_test

@@ -20,6 +20,8 @@
 #include "util/error.h"
 #include "util/rng.h"
 
+namespace confidence_probe_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -485,3 +487,5 @@ TEST(ConfidenceProbe, NumberProbeFilesAreVersion2AndVersion1FilesStillLoad) {
     EXPECT_NE(std::string(e.what()).find("version 4"), std::string::npos) << e.what();
   }
 }
+
+}  // namespace confidence_probe_test

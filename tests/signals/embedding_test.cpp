@@ -12,6 +12,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace embedding_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -145,3 +147,5 @@ TEST(SignalsEmbedding, EmbedManyEqualsOneByOneIncludingChunkedInputs) {
   Embedder small(*model, {8, 1, 512});
   EXPECT_THROW(small.embed(longer, o), LimitError);
 }
+
+}  // namespace embedding_test

@@ -21,6 +21,8 @@
 #include "util/model_file.h"
 #include "util/rng.h"
 
+namespace kv_profile_token_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -595,3 +597,5 @@ TEST(KvProfileTokens, VersionThreeRoundTripsVersionTwoKeepsItsMeaningAndAnotherM
   EXPECT_DOUBLE_EQ(old.combine(0.7, 4.0, 0.0, 99.0, 3), 2.0);  // the token part; user part and markers ignored
   EXPECT_DOUBLE_EQ(old.combine(2.8, 1.0, 0.0), 2.0);        // the pooled part
 }
+
+}  // namespace kv_profile_token_test

@@ -17,6 +17,8 @@
 #include "test_util.h"
 #include "util/error.h"
 
+namespace kv_tap_test {
+
 using namespace kvscope;
 using namespace kvscope::signals;
 
@@ -365,3 +367,5 @@ TEST(SignalsTap, StateDoesNotGrowWithTheResponse) {
   EXPECT_EQ(tap.scores().coe_c, with_steps.scores().coe_c);
   EXPECT_EQ(tap.n_steps(), 39);
 }
+
+}  // namespace kv_tap_test

@@ -5,6 +5,8 @@
 
 #include "test_util.h"
 
+namespace signals_cli_test {
+
 using namespace kvscope;
 
 namespace {
@@ -95,3 +97,5 @@ TEST(SignalsCli, BenchMeasuresTheTap) {
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_GT(j["tap_bytes"].get<double>(), 0);
 }
+
+}  // namespace signals_cli_test

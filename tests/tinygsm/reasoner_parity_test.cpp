@@ -12,6 +12,8 @@
 #include "engine/context.h"
 #include "tinygsm/tinygsm.h"
 
+namespace reasoner_parity_test {
+
 using namespace kvscope;
 
 namespace {
@@ -57,3 +59,5 @@ TEST(ReasonerParity, GreedyMatchesPyTorch) {
   EXPECT_GE(same, total * 99 / 100) << same << "/" << total << " identical";
   EXPECT_NEAR(correct_engine, correct_torch, total / 100 + 0.5);
 }
+
+}  // namespace reasoner_parity_test

@@ -10,6 +10,8 @@
 
 #include "tinygsm/tinygsm.h"
 
+namespace tinygsm_test {
+
 using namespace kvscope::tinygsm;
 
 namespace {
@@ -404,3 +406,5 @@ TEST(TinyGsm, LoadItemsReadsQuestionsAsTyped) {
   }
   EXPECT_THROW(load_items(path + ".missing"), std::exception);
 }
+
+}  // namespace tinygsm_test

@@ -9,6 +9,8 @@
 #include "tokenizer/chat_template.h"
 #include "util/error.h"
 
+namespace chat_tools_test {
+
 using namespace kvscope;
 using namespace kvscope::tok;
 using ojson = nlohmann::ordered_json;
@@ -450,3 +452,5 @@ TEST(ChatTools, OtherIdsAndFamilies) {
   const std::string tail = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>system\nReasoning: low<|im_end|>\n<|im_start|>assistant\n";
   EXPECT_EQ(lv.substr(lv.size() - std::min(lv.size(), tail.size())), tail);
 }
+
+}  // namespace chat_tools_test

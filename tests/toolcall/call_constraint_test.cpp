@@ -13,6 +13,8 @@
 #include "toolcall/call_constraint.h"
 #include "toolcall/parser.h"
 
+namespace call_constraint_test {
+
 using namespace kvscope;
 using namespace kvscope::toolcall;
 using ojson = nlohmann::ordered_json;
@@ -281,3 +283,5 @@ TEST(AutoCallConstraint, ToolModelsWriteArgumentsThatParse) {
     }
   }
 }
+
+}  // namespace call_constraint_test

@@ -10,6 +10,8 @@
 #include "toolcall/parser.h"
 #include "toolcall/tools.h"
 
+namespace parser_test {
+
 using namespace kvscope;
 using namespace kvscope::toolcall;
 using ojson = nlohmann::ordered_json;
@@ -341,3 +343,5 @@ TEST(ForcedCall, SchemaCompilesAndAcceptsTheCall) {
   EXPECT_FALSE(accepts(g, R"({"tool_calls":[]})"));
   EXPECT_TRUE(accepts(forced_call(any, ToolFormat::Hermes), R"({"name":"get_weather","arguments":{"city":"","unit":"f"}})"));
 }
+
+}  // namespace parser_test

@@ -6,6 +6,8 @@
 #include "tokenizer/chat_template.h"
 #include "toolcall/parser.h"
 
+namespace tool_model_test {
+
 using namespace kvscope;
 using ojson = nlohmann::ordered_json;
 
@@ -41,3 +43,5 @@ TEST(ToolModel, EachFamilyIsRecognisedAndItsTextRoundTrips) {
     EXPECT_EQ(tk.decode(tk.encode(call, false, true), true), call);
   }
 }
+
+}  // namespace tool_model_test

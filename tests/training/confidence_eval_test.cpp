@@ -13,6 +13,8 @@
 #include "training/confidence_eval.h"
 #include "training/confidence_rows.h"
 
+namespace confidence_eval_test {
+
 using namespace kvscope;
 
 namespace {
@@ -121,3 +123,5 @@ TEST(ConfidenceEval, ProbeCostIsMeasuredPerTokenAndThePriorApart) {
     EXPECT_EQ(c.prior_prompt_tokens, 0);
   }
 }
+
+}  // namespace confidence_eval_test

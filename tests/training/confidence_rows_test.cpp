@@ -19,6 +19,8 @@
 #include "util/error.h"
 #include "util/rng.h"
 
+namespace confidence_rows_test {
+
 using namespace kvscope;
 
 namespace {
@@ -225,3 +227,5 @@ TEST(ConfidenceRowsFit, TheProbeSeparatesRightFromWrongAndSetsItsCut) {
   for (auto& r : all_right) r.ok = 1;
   EXPECT_THROW(training::fit_probe(all_right, spec, 2, o), InputError);
 }
+
+}  // namespace confidence_rows_test

@@ -8,6 +8,8 @@
 #include "tinygsm/tinygsm.h"
 #include "training/tinygsm_eval.h"
 
+namespace tinygsm_eval_test {
+
 using namespace kvscope;
 using namespace kvscope::training;
 
@@ -111,3 +113,5 @@ TEST(TinygsmEval, ReadsTheAnswerFromTheTextOrTheContent) {
   EXPECT_EQ(evaluate_tinygsm(items, ask, o)["mixed"]["correct"], 3);
   EXPECT_FALSE(evaluate_tinygsm(items, ask, o).contains("auto"));
 }
+
+}  // namespace tinygsm_eval_test

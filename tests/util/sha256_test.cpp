@@ -6,6 +6,8 @@
 
 #include <string>
 
+namespace sha256_test {
+
 using namespace kvscope::util;
 
 namespace {
@@ -39,3 +41,5 @@ TEST(Sha256, HmacVectors) {
   EXPECT_TRUE(digest_equal(a.data(), a.data(), a.size()));
   EXPECT_FALSE(digest_equal(a.data(), b.data(), a.size()));
 }
+
+}  // namespace sha256_test
