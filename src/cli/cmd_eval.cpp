@@ -92,9 +92,11 @@ struct Asker {
 };
 
 // The in-process server of eval: greedy answers with kvscope.signals (the answer confidences).
-std::unique_ptr<server::Server> eval_server(const std::string& path, const ModelOpts& mo, const ReasoningOpts& ro, bool recheck) {
+std::unique_ptr<server::Server> eval_server(const std::string& path, const ModelOpts& mo, const ReasoningOpts& ro, bool recheck,
+                                            const std::string& probe) {
   server::ServerOptions so = local_server_options(path, mo, ro);
   so.signals = true;
+  so.confidence_path = probe;  // empty: the model's sibling probe
   if (!recheck) so.analysis_interval_ms = 0;
   auto srv = std::make_unique<server::Server>(so);
   srv->load();
@@ -104,9 +106,10 @@ std::unique_ptr<server::Server> eval_server(const std::string& path, const Model
 // eval --data FILE.jsonl: each item at each effort on the model's reasoning format, greedy; the
 // answer part of the response (the splitter's content) is checked against the item's answer.
 void eval_data(const std::string& model_path, const std::string& data, const std::string& efforts, int n, int max_tokens,
-               const ModelOpts& mo, const ReasoningOpts& ro, const std::string& details_path, bool json, bool quiet) {
+               const ModelOpts& mo, const ReasoningOpts& ro, const std::string& probe, const std::string& details_path, bool json,
+               bool quiet) {
   const auto items = reasoning::load_dataset(data);
-  auto srv = eval_server(model_path, mo, ro, true);
+  auto srv = eval_server(model_path, mo, ro, true, probe);
   const reasoning::FormatKind kind = srv->reasoning_format();
   std::vector<reasoning::ReasoningPlan> plans;
   std::vector<std::string> names;
@@ -227,14 +230,16 @@ void add_eval_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--early-cut", o->early_cut,
                 "auto: cut fast/mixed answers the confidence probe predicts wrong and retry them slower");
-  cmd->add_option("--probe", o->probe, "Confidence-probe file (default: <model>.confidence.bin beside the model)");
+  cmd->add_option("--probe", o->probe,
+                  "Confidence-probe file for the answers' P(correct) (kv_probe, its ECE) and --early-cut (default: "
+                  "<model>.confidence.bin beside the model)");
   cmd->add_option("--early-cut-below", o->cut_below, "Cut below this P(correct) (default: the probe file's threshold)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--early-cut-min-tokens", o->cut_min_tokens, "Tokens an attempt generates before it may be cut")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   cmd->callback([o] {
     if (!o->data.empty()) {
-      eval_data(resolve_model(o->model.path), o->data, o->efforts, o->n, o->max_tokens, o->model, o->reasoning, o->details,
+      eval_data(resolve_model(o->model.path), o->data, o->efforts, o->n, o->max_tokens, o->model, o->reasoning, o->probe, o->details,
                 o->json, o->quiet);
       return;
     }
@@ -267,7 +272,7 @@ void add_eval_command(CLI::App& app) {
     if (o->early_cut && !with_auto) throw InputError("--early-cut applies to --mode auto");
     // Every answer comes from the server's pipeline, as `serve` would give it (kvscope.signals
     // included, for the answer confidences' calibration).
-    auto srv = eval_server(path, o->model, o->reasoning, !o->no_recheck);
+    auto srv = eval_server(path, o->model, o->reasoning, !o->no_recheck, o->probe);
     const Model& model = *srv->model();
     const reasoning::ControllerConfig controller = o->reasoning.controller();
     std::ofstream details;

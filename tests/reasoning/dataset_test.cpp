@@ -134,4 +134,28 @@ TEST(ReasoningDataset, EvalFileMatchesEvalData) {
   EXPECT_NE(e.find("error: " + bad + ":2: \"answer\" must be an integer"), std::string::npos) << e;
 }
 
+// --probe is the probe whose P(correct) eval reports (kv_probe and its ECE), not only --early-cut's:
+// the shipped probe named explicitly gives the default's figures, and a missing file is an error
+// naming it instead of a report from the other probe.
+TEST(ReasoningDataset, EvalFileReportsTheProbeItIsGiven) {
+  const char* bin = std::getenv("KVSCOPE_BIN");
+  if (!bin) GTEST_SKIP() << "KVSCOPE_BIN not set";
+  const std::string data = write("natural_probe.jsonl",
+                                 "{\"question\": \"What is 17+26?\", \"answer\": 43, \"steps\": 1}\n"
+                                 "{\"question\": \"Grace has 23 shells and finds 14 more. How many shells does she have?\", \"answer\": 37, \"steps\": 1}\n");
+  const std::string shipped = std::string(KVSCOPE_SOURCE_DIR) + "/models/kvscope-reasoner.confidence.bin";
+  int st = 0;
+  const std::string a = test::run_capture(std::string(bin) + " eval --file " + data + " --mode slow -t 2 -q --json", &st);
+  ASSERT_EQ(st, 0) << a;
+  const std::string b = test::run_capture(std::string(bin) + " eval --file " + data + " --mode slow -t 2 -q --json --probe " + shipped, &st);
+  ASSERT_EQ(st, 0) << b;
+  const auto ja = nlohmann::json::parse(a), jb = nlohmann::json::parse(b);
+  ASSERT_TRUE(ja.contains("mean_kv_probe")) << a;
+  EXPECT_DOUBLE_EQ(ja["mean_kv_probe"].get<double>(), jb["mean_kv_probe"].get<double>());
+  const std::string missing = test::temp_dir().string() + "/no_such.confidence.bin";
+  const std::string e = test::run_capture(std::string(bin) + " eval --file " + data + " --mode slow -t 2 -q --probe " + missing + " 2>&1", &st);
+  EXPECT_NE(st, 0) << e;
+  EXPECT_NE(e.find(missing), std::string::npos) << e;
+}
+
 }  // namespace dataset_test
