@@ -176,9 +176,21 @@ def auroc(scores, ok):
     return (total - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
 
 
+def log_loss(z, ok, a, b):
+    total = 0.0
+    for zi, y in zip(z, ok):
+        t = a * zi + b  # -log sigmoid(t) for a right answer, -log(1 - sigmoid(t)) for a wrong one
+        u = -t if y else t
+        total += u + math.log1p(math.exp(-u)) if u > 0 else math.log1p(math.exp(u))
+    return total
+
+
 def fit_platt(z, ok, iters=100):
-    """a, b minimizing the log loss of sigmoid(a * z + b) (Newton's method, a tiny ridge)."""
+    """a, b minimizing the log loss of sigmoid(a * z + b): Newton's method with a tiny ridge, each
+    step halved until the loss does not rise (a full Newton step from a = 1 can overshoot to huge
+    slopes on a few hundred answers)."""
     a, b = 1.0, 0.0
+    loss = log_loss(z, ok, a, b)
     for _ in range(iters):
         ga = gb = haa = hab = hbb = 0.0
         for zi, y in zip(z, ok):
@@ -195,8 +207,17 @@ def fit_platt(z, ok, iters=100):
         det = haa * hbb - hab * hab
         da = (hbb * ga - hab * gb) / det
         db = (haa * gb - hab * ga) / det
-        a, b = a - da, b - db
-        if abs(da) < 1e-10 and abs(db) < 1e-10:
+        step = 1.0
+        while step > 1e-9:
+            na, nb = a - step * da, b - step * db
+            nl = log_loss(z, ok, na, nb)
+            if nl <= loss:
+                break
+            step /= 2
+        else:
+            break  # no descent left: converged
+        a, b, loss = na, nb, nl
+        if abs(step * da) < 1e-10 and abs(step * db) < 1e-10:
             break
     return a, b
 
@@ -265,6 +286,12 @@ def self_test(path):
     ok = [int(rng.random() < sigmoid(0.5 * v + 0.3)) for v in z]
     fa, fb = fit_platt(z, ok)
     assert abs(fa - 0.5) < 0.1 and abs(fb - 0.3) < 0.15, (fa, fb)
+    # a very overconfident probe (logits of 3 +- 6, right 60% of the time): undamped Newton from
+    # a = 1 overshot to slopes of 1e9 on such a set (stage 8's 800 user-style answers)
+    z = [rng.gauss(3, 6) for _ in range(800)]
+    ok = [int(rng.random() < sigmoid(0.15 * v - 0.2)) for v in z]
+    oa, ob = fit_platt(z, ok)
+    assert abs(oa - 0.15) < 0.05 and abs(ob + 0.2) < 0.3, (oa, ob)
     assert abs(ece([0.95] * 10, [1] * 9 + [0]) - 0.05) < 1e-12
     assert abs(auroc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]) - 0.75) < 1e-12
     print(f"calibrate_probe self-test ok ({path}; fit a {fa:.3f} b {fb:.3f})", file=sys.stderr)
