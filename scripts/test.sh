@@ -41,6 +41,11 @@ build/release/kvscope run -m build/train-smoke-chat/kvscope-reasoner.gguf --reas
   --kvscope build/release/kvscope --out build/train-smoke-grow --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke-grow/kvscope-reasoner.gguf --reasoning-effort low \
   -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
+# a wider one (residual 32 -> 48, heads 4 -> 6, FFN 64 -> 96; the same check of the logits)
+/usr/bin/python3 tools/train/train.py --smoke --chat --init-gguf build/train-smoke-chat/kvscope-reasoner.gguf \
+  --grow-dim 48 --grow-ffn 96 --kvscope build/release/kvscope --out build/train-smoke-wide --data-dir build/train-smoke/data >/dev/null
+build/release/kvscope run -m build/train-smoke-wide/kvscope-reasoner.gguf --reasoning-effort low \
+  -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
 
 # the confidence probe's Platt calibration (tools/train/calibrate_probe.py): fold, file round trip, fit
 /usr/bin/python3 tools/train/calibrate_probe.py --self-test --probe models/kvscope-reasoner.confidence.bin

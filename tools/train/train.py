@@ -288,6 +288,11 @@ def main():
                     help="with --init-gguf: comma-separated layer indices; a copy of each of these layers is "
                          "inserted after it with its attention and FFN output projections zeroed, so the deeper "
                          "model starts as exactly the initial model's function (block expansion)")
+    ap.add_argument("--grow-dim", type=int, default=0,
+                    help="with --init-gguf: widen the residual stream to this size (query and kv heads grow with it, "
+                         "head size kept); new residual dims start at zero and every new unit's output projection "
+                         "is zero, so the wider model starts as exactly the initial model's function")
+    ap.add_argument("--grow-ffn", type=int, default=0, help="with --init-gguf: widen the feed-forward layer to this")
     args = ap.parse_args()
     grow_after = sorted({int(x) for x in args.grow_after.split(",") if x.strip()})
     if args.smoke:
@@ -368,6 +373,8 @@ def main():
         if grow_after and (grow_after[0] < 0 or grow_after[-1] >= cfg0.layers):
             sys.exit(f"--grow-after: the initial model has layers 0..{cfg0.layers - 1}")
         cfg = Config(**{**cfg0.to_dict(), "vocab": len(tok), "layers": cfg0.layers + len(grow_after)})
+        if args.grow_dim or args.grow_ffn:
+            cfg = grown_config(cfg, args.grow_dim, args.grow_ffn)
     else:
         cfg = Config(vocab=len(tok), dim=args.dim, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads,
                      ffn=args.ffn, ctx=args.ctx)
@@ -390,19 +397,21 @@ def main():
                         continue
                 else:
                     src = model0.state_dict()[name]
-                if name in ("tok_emb.weight", "out.weight"):  # new rows start as the mean of the old ones
+                if p.shape != src.shape:
+                    widen_into(name, p, src, cfg0.dim)
+                elif name in ("tok_emb.weight", "out.weight"):  # new rows start as the mean of the old ones
                     p[:src.shape[0]] = src
                     p[src.shape[0]:] = src.mean(0)
                 else:
                     p.copy_(src)
-        if grow_after:  # the expansion must not change what the model computes
+        if grow_after or cfg.dim != cfg0.dim or cfg.ffn != cfg0.ffn:  # growth must not change the function
             ids = torch.tensor([examples[0][0] + examples[0][1]][:1])
             with torch.no_grad():
                 diff = (model(ids)[..., :cfg0.vocab] - model0(ids)).abs().max().item()
-            log(lf, f"grown {cfg0.layers} -> {cfg.layers} layers (copies after {grow_after}); "
-                f"max logit change {diff:.2e}")
+            log(lf, f"grown {cfg0.layers} -> {cfg.layers} layers (copies after {grow_after}), dim {cfg0.dim} -> "
+                f"{cfg.dim}, ffn {cfg0.ffn} -> {cfg.ffn}; max logit change {diff:.2e}")
             if diff > 1e-3:
-                sys.exit(f"--grow-after changed the model's output (max logit change {diff})")
+                sys.exit(f"growing changed the model's output (max logit change {diff})")
     elif args.num_init:
         n_num = init_number_embeddings(model, tok)
         log(lf, f"structured init of {n_num} number-token embeddings")
@@ -420,6 +429,50 @@ def main():
                            nprocs=args.workers, start_method="fork")
     else:
         train_rank(0, 1, "", args, cfg, model, tok, examples, val_items, lf, t0)
+
+
+def grown_config(cfg, dim, ffn):
+    """The wider config: head size and the query/kv grouping kept, so old heads keep their kv heads."""
+    hd = cfg.dim // cfg.heads
+    dim = dim or cfg.dim
+    if dim < cfg.dim or dim % hd or (dim // hd) % (cfg.heads // cfg.kv_heads):
+        sys.exit(f"--grow-dim {dim}: must be >= {cfg.dim} and a multiple of the head size {hd} "
+                 f"times the grouping {cfg.heads // cfg.kv_heads}")
+    if ffn and ffn < cfg.ffn:
+        sys.exit(f"--grow-ffn {ffn}: must be >= {cfg.ffn}")
+    heads = dim // hd
+    # RMSNorm's mean square over the zero-padded stream is dim0/dim of the old one; eps scaled alike
+    # keeps every norm's output exactly as before (with the gains scaled in widen_into)
+    return Config(**{**cfg.to_dict(), "dim": dim, "heads": heads, "eps": cfg.eps * cfg.dim / dim,
+                     "kv_heads": heads // (cfg.heads // cfg.kv_heads), "ffn": ffn or cfg.ffn})
+
+
+def widen_into(name, p, src, dim0):
+    """Copy a smaller tensor into the leading block of a grown one so the function is unchanged.
+    Residual dims past dim0 must stay zero at the start: whatever writes them (embeddings, attention
+    and FFN output projections) gets zero rows there, and a new head's or FFN unit's output column is
+    zero. What reads them (q/k/v, gate/up, the output head) gets small random columns so gradients
+    reach the writers. RMSNorm divides by the mean square over all dims, so gains scale by
+    sqrt(dim0 / dim)."""
+    if p.dim() == 1:
+        g = src * math.sqrt(dim0 / p.shape[0])
+        p[:src.shape[0]] = g
+        p[src.shape[0]:] = g.mean()
+        return
+    r, c = src.shape
+    writer = name == "tok_emb.weight" or name.endswith("wo.weight") or name.endswith("w_down.weight")
+    if writer:
+        p.zero_()
+    else:
+        torch.nn.init.normal_(p, std=0.02)
+    if name == "tok_emb.weight":  # the embedding's dims are its columns; new rows are new tokens
+        p[:r, :c] = src
+        p[r:, :c] = src.mean(0)
+    elif name == "out.weight":
+        p[:r, :c] = src
+        p[r:, :c] = src.mean(0)
+    else:
+        p[:r, :c] = src
 
 
 def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf, t0):
