@@ -1,7 +1,7 @@
 // tinygsm's natural style: questions said the way people type them.
 //
-// Two families. Bare arithmetic ("What is 17+26?", "17 plus 26", "Compute 45 - 18 * 2", "Divide
-// 84 by 4.") reasons in equations only. Stories are clauses about people (a subject and a verb
+// Two families. Bare arithmetic ("What is 17+26?", "17 plus 26", "Compute 45 - 18 * 2", "(14 + 6)
+// * 3", "Divide 84 by 4.") reasons in equations only. Stories are clauses about people (a subject and a verb
 // phrase, in present or past tense), told as sentences (pronouns, optional "(1) (2)" numbering)
 // or joined into one line ("Ava has 17 marbles, finds 26 more and then gives away 5."), with
 // distractors and questions about another person or a total. The slow reasoning names each
@@ -647,6 +647,38 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
       if (text.back() == '?' || text.back() == '.') text.pop_back();
     }
     item.user_text = text;
+  } else if (n_ops == 2 && rng.chance(25)) {
+    // A bracket, computed first whatever the operators: "(14 + 6) * 3", "60 / (2 + 3)".
+    const char inner = ops[rng.uniform(0, 3)], outer = ops[rng.uniform(0, 3)];
+    auto [a, b] = operands(inner, rng);
+    const int r1 = inner == '+' ? a + b : inner == '-' ? a - b : inner == '*' ? a * b : a / b;
+    const bool bracket_first = rng.chance(60);  // "(a op b) op c" or "c op (a op b)"
+    int c = 0;
+    switch (outer) {
+      case '+': c = rng.uniform(2, 60); break;
+      case '-':
+        if (bracket_first && r1 < 3) return false;
+        c = bracket_first ? rng.uniform(1, r1 - 1) : r1 + rng.uniform(1, 60);
+        break;
+      case '*': c = rng.uniform(2, 9); break;
+      default:
+        if (r1 < 2) return false;
+        c = bracket_first ? rng.uniform(2, 9) : r1 * rng.uniform(2, 12);
+        if (bracket_first && r1 % c != 0) return false;
+    }
+    if (c > 198) return false;  // every number said or computed stays in [0, 198]
+    const int x = bracket_first ? r1 : c, y = bracket_first ? c : r1;
+    const int r = outer == '+' ? x + y : outer == '-' ? x - y : outer == '*' ? x * y : x / y;
+    item.worked.push_back({inner, a, b, r1, ""});
+    item.worked.push_back({outer, x, y, r, ""});
+    const std::string sp = rng.chance(60) ? " " : "";
+    const std::string bracket = "(" + std::to_string(a) + sp + op_symbol(inner, rng) + sp + std::to_string(b) + ")";
+    const std::string o = sp + op_symbol(outer, rng) + sp;
+    const std::string expr = bracket_first ? bracket + o + std::to_string(c) : std::to_string(c) + o + bracket;
+    const std::vector<std::string> pre = {"What is ", "Compute ", "Calculate ", "", "Evaluate ", "What's ", "Work out "};
+    const std::string p = rng.pick(pre);
+    std::string q = p.rfind("What", 0) == 0 ? "?" : rng.pick(std::vector<std::string>{"", "?", " =", "."});
+    item.user_text = p + expr + q;
   } else {
     // a op1 b op2 c [op3 d], evaluated with the usual precedence; every value in [0, 198].
     std::vector<int> vals;
@@ -1648,6 +1680,113 @@ bool build_ages(Rng& rng, int steps, Item& item) {
   return item.steps == steps;
 }
 
+// Two kinds under one word ("A farmer has 33 cows and 28 sheep. He sells 10 sheep. How many
+// animals does he have now?", "There are 14 girls and 15 boys in the class. How many students are
+// in the class?"): changes to one kind first, then the total, which is said in the category's word.
+bool build_kinds(Rng& rng, int steps, Item& item) {
+  struct Category {
+    const char* word;  // what the question counts
+    std::vector<const char*> kinds;
+    const char* place;  // non-empty: the kinds are in a place, not owned
+  };
+  static const std::vector<Category> kCategories = {
+      {"animals", {"cows", "sheep", "goats", "pigs", "hens", "horses", "ducks", "rabbits"}, ""},
+      {"pieces of fruit", {"apples", "oranges", "pears", "bananas", "plums", "lemons", "peaches"}, ""},
+      {"pets", {"cats", "dogs", "fish", "hamsters", "parrots"}, ""},
+      {"flowers", {"roses", "tulips", "daisies", "lilies", "sunflowers"}, ""},
+      {"books", {"comics", "novels", "picture books", "cookbooks"}, ""},
+      {"vehicles", {"cars", "trucks", "bikes", "buses", "vans"}, ""},
+      {"coins", {"gold coins", "silver coins", "copper coins"}, ""},
+      {"pens", {"red pens", "blue pens", "black pens", "green pens"}, ""},
+      {"balls", {"tennis balls", "footballs", "basketballs", "golf balls"}, ""},
+      {"toys", {"toy cars", "dolls", "robots", "teddy bears", "puzzles"}, ""},
+      {"students", {"girls", "boys"}, "in the class"},
+      {"children", {"girls", "boys"}, "at the park"},
+      {"trees", {"oak trees", "pine trees", "apple trees", "maple trees"}, "in the garden"},
+      {"vegetables", {"carrots", "potatoes", "onions", "tomatoes"}, "in the basket"}};
+  const Category& cat = rng.pick(kCategories);
+  const bool owned = cat.place[0] == '\0';
+  if (!owned && steps != 1) return false;  // a place's kinds are only counted
+  std::vector<const char*> kinds = cat.kinds;
+  const size_t i1 = static_cast<size_t>(rng.uniform(0, static_cast<int>(kinds.size()) - 1));
+  const std::string k1 = kinds[i1];
+  kinds.erase(kinds.begin() + static_cast<std::ptrdiff_t>(i1));
+  const std::string k2 = rng.pick(kinds);
+  const bool past = rng.chance(35);
+  Person p = rng.chance(kInventedNamePercent) ? invented_person(rng) : rng.pick(kPeople);
+  std::string owner = p.name, owner_line = p.name;  // as said in the text, in the reasoning
+  if (std::string(cat.word) == "animals" && rng.chance(50)) {
+    owner = "A farmer";
+    owner_line = "The farmer";
+    p.female = rng.chance(40);
+  }
+  const std::string he = p.female ? "she" : "he", He = p.female ? "She" : "He";
+  int v[2] = {rng.uniform(2, 60), rng.uniform(2, 60)};
+  const std::string names[2] = {k1, k2};
+  std::vector<std::string> sentences;
+  const std::string has = past ? "had" : "has", A = std::to_string(v[0]), B = std::to_string(v[1]);
+  std::string text;
+  if (owned) {
+    sentences.push_back(owner + " " + has + " " + A + " " + k1 + " and " + B + " " + k2 + ".");
+    if (rng.chance(30)) {
+      text = owner + " " + has + " " + A + " " + k1 + ". " + He + " also " + has + " " + B + " " + k2 + ". ";
+    } else {
+      text = sentences[0] + " ";
+    }
+    item.reasoning.push_back("(1) " + owner_line + " has " + A + " " + k1 + " and " + B + " " + k2 + ".");
+  } else {
+    const std::string are = past ? "were" : "are";
+    sentences.push_back(rng.chance(50) ? "There " + are + " " + A + " " + k1 + " and " + B + " " + k2 + " " + cat.place + "."
+                                       : capitalize(cat.place) + " there " + are + " " + A + " " + k1 + " and " + B + " " + k2 + ".");
+    text = sentences[0] + " ";
+    item.reasoning.push_back("(1) There are " + A + " " + k1 + " and " + B + " " + k2 + " " + cat.place + ".");
+  }
+  struct Verb {
+    bool add;
+    const char* pres;
+    const char* past;
+  };
+  static const std::vector<Verb> kVerbs = {{false, "sells", "sold"},   {false, "gives away", "gave away"}, {false, "loses", "lost"},
+                                           {true, "buys", "bought"},   {true, "gets", "got"},             {true, "is given", "was given"},
+                                           {false, "gives", "gave"}};
+  for (int i = 0; i + 1 < steps; ++i) {
+    const int w = rng.uniform(0, 1);
+    const Verb& vb = rng.pick(kVerbs);
+    const bool add = vb.add;
+    if (add ? v[w] + 2 > kMaxValue : v[w] < 4) return false;
+    const int n = add ? rng.uniform(2, std::min(30, kMaxValue - v[w])) : rng.uniform(2, v[w] - 2);
+    const int r = add ? v[w] + n : v[w] - n;
+    const std::string verb = past ? vb.past : vb.pres;
+    std::string s = He + " " + verb + " " + std::to_string(n) + " " + (add && rng.chance(40) ? "more " : "") + names[w];
+    if (std::string(vb.pres) == "gives" && !add) s += " to " + rng.pick(std::vector<std::string>{"a friend", "a neighbor", "the school"});
+    sentences.push_back(s + ".");
+    text += (i > 0 && rng.chance(40) ? "Then " + lowercase_first(s) : s) + ". ";
+    item.worked.push_back({add ? '+' : '-', v[w], n, r, ""});
+    item.reasoning.push_back("(" + std::to_string(i + 2) + ") " + owner_line + " has " + eq(v[w], add ? '+' : '-', n, r) + " " + names[w] + ".");
+    v[w] = r;
+  }
+  const int total = v[0] + v[1];
+  if (total > kMaxValue) return false;
+  item.worked.push_back({'+', v[0], v[1], total, ""});
+  const std::string word = cat.word;
+  if (owned) {
+    const std::string who = owner == "A farmer" ? "the farmer" : owner;
+    item.reasoning.push_back("In all, " + who + " has " + eq(v[0], '+', v[1], total) + " " + word + ".");
+    const std::string now = steps > 1 ? " now" : "";
+    item.final_question = rng.pick(std::vector<std::string>{"How many " + word + " does " + he + " have" + now + "?",
+                                                            "How many " + word + " does " + who + " have" + now + "?",
+                                                            "How many " + word + " does " + he + " have in all?",
+                                                            "How many " + word + " is that altogether?"});
+  } else {
+    item.reasoning.push_back("In all, there are " + eq(v[0], '+', v[1], total) + " " + word + " " + cat.place + ".");
+    item.final_question = rng.pick(std::vector<std::string>{
+        "How many " + word + " are " + cat.place + "?", "How many " + word + " are there?",
+        std::string("How many ") + word + " " + (past ? "were" : "are") + " there in all?"});
+  }
+  finish_item(rng, text, std::move(sentences), total, item);
+  return item.steps == steps;
+}
+
 int draw_steps(Rng& rng, bool arithmetic) {
   const int r = rng.uniform(0, 99);
   if (arithmetic) return r < 60 ? 1 : r < 90 ? 2 : 3;
@@ -1673,6 +1812,7 @@ Item generate_natural_item(Split split, uint64_t seed, uint64_t index, int steps
                     : n == 1 && rng.chance(30) ? build_rate_or_need(rng, item)
                     : n <= 3 && rng.chance(8)   ? build_scene(rng, n, item)
                     : n <= 3 && rng.chance(6)   ? build_ages(rng, n, item)
+                    : n <= 3 && rng.chance(6)   ? build_kinds(rng, n, item)
                                                : build_story(rng, n, item);
     if (!ok) continue;
     if (hash_split(item.user_text) != split) continue;

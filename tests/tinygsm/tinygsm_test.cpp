@@ -237,10 +237,10 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
       pronouns = 0, together = 0, shares = 0, more_than = 0, fewer_than = 0, money = 0, pages = 0, miles = 0,
       no_question = 0, others_act = 0, scene_start = 0, leads = 0, lower_case = 0, rate_or_need = 0, intros = 0,
       own_amounts = 0, two_amounts = 0, the_rest = 0, which_is = 0, who_has = 0, reversed = 0, change = 0, two_parts = 0,
-      scenes = 0, ages = 0;
+      scenes = 0, ages = 0, kinds = 0;
   std::set<std::string> names;
   std::map<int, int> by_steps;
-  for (const Item& it : generate(Split::Train, 5000, 11, 0, Style::Natural)) {
+  for (const Item& it : generate(Split::Train, 8000, 11, 0, Style::Natural)) {
     ASSERT_FALSE(it.user_text.empty());
     ASSERT_EQ(static_cast<int>(it.worked.size()), it.steps) << it.user_text;
     ASSERT_GE(it.steps, 1);
@@ -326,13 +326,23 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
     // A crowd that comes and goes with no owner ("17 get off and 8 more get on"): the numbers are subjects.
     scenes += story && it.reasoning.front().rfind("(1) There are ", 0) == 0 && it.reasoning.back().rfind("(", 0) == 0 &&
               it.reasoning.back().find(" = ") != std::string::npos && it.reasoning.back().find(" There are ") != std::string::npos;
+    // Two kinds counted under one word ("33 cows and 28 sheep ... How many animals"): the total is the
+    // last step, of the two kinds' amounts as they are by then.
+    if (story && it.reasoning.back().rfind("In all, ", 0) == 0) {
+      ++kinds;
+      EXPECT_EQ(it.worked.back().op, '+') << q;
+      // the question counts in the word the total is said in ("... = 50 animals." / "How many animals")
+      const std::string& last = it.reasoning.back();
+      const std::string said = last.substr(last.find(' ', last.find(" = ") + 3) + 1);
+      EXPECT_NE(it.final_question.find(said.substr(0, said.find_first_of(" ."))), std::string::npos) << q;
+    }
     two_parts += story && it.reasoning.size() == 1 && it.reasoning[0].find(" in total.") != std::string::npos;
     own_amounts += story && it.worked.back().op == '+' && it.reasoning.back().rfind("Together, ", 0) == 0 &&
                    it.worked.size() >= 2 && it.worked.back().b != it.worked[it.worked.size() - 2].result;
   }
   for (int c : {bare, one_line, numbered, question_prefix, no_prefix, distractors, past, pronouns, together, shares,
                 more_than, fewer_than, money, pages, miles, no_question, others_act, scene_start, leads, lower_case,
-                rate_or_need, intros, own_amounts, two_amounts, reversed, two_parts, scenes, ages})
+                rate_or_need, intros, own_amounts, two_amounts, reversed, two_parts, scenes, ages, kinds})
     EXPECT_GT(c, 30);
   // rarer: a share that follows a subtraction; the comparison said in a clause; change from a payment
   for (int c : {the_rest, which_is, who_has, change}) EXPECT_GE(c, 5);
@@ -342,11 +352,26 @@ TEST(TinyGsm, NaturalStyleCoversHowPeopleAsk) {
 }
 
 TEST(TinyGsm, NaturalBareArithmeticFollowsPrecedence) {
-  int precedence = 0;
+  int precedence = 0, brackets = 0;
   for (const Item& it : generate(Split::Test, 4000, 4, 2, Style::Natural)) {
     if (!it.sentences.empty()) continue;
     const std::string& q = it.user_text;
     ASSERT_EQ(it.reasoning.size(), it.worked.size()) << q;
+    if (const size_t open = q.find('('); open != std::string::npos) {
+      // "(14 + 6) * 3", "60 / (2 + 3)": what is inside the bracket is computed first, and its
+      // result is one operand of the second step, on the bracket's side.
+      const size_t close = q.find(')', open);
+      ASSERT_NE(close, std::string::npos) << q;
+      const std::string inside = q.substr(open + 1, close - open - 1);
+      const Step &first = it.worked[0], &second = it.worked[1];
+      const std::string a = std::to_string(first.a), b = std::to_string(first.b);
+      EXPECT_EQ(inside.compare(0, a.size(), a), 0) << q;
+      EXPECT_EQ(inside.compare(inside.size() - b.size(), b.size(), b), 0) << q;
+      const bool bracket_first = q.find_first_of("0123456789") > open;
+      EXPECT_EQ(bracket_first ? second.a : second.b, first.result) << q;
+      ++brackets;
+      continue;
+    }
     // "45 - 18 * 2": the product (said second) is computed first, then the first number less it.
     const Step &first = it.worked[0], &second = it.worked[1];
     // (second.a == first.result is "18 * 2 - 36": the product said first, only equal by chance)
@@ -360,6 +385,7 @@ TEST(TinyGsm, NaturalBareArithmeticFollowsPrecedence) {
     }
   }
   EXPECT_GT(precedence, 10);
+  EXPECT_GT(brackets, 10);
 }
 
 TEST(TinyGsm, NaturalStyleIsDeterministicAndKeepsOtherStyles) {
