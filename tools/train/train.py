@@ -465,14 +465,9 @@ def widen_into(name, p, src, dim0):
         p.zero_()
     else:
         torch.nn.init.normal_(p, std=0.02)
-    if name == "tok_emb.weight":  # the embedding's dims are its columns; new rows are new tokens
-        p[:r, :c] = src
+    p[:r, :c] = src
+    if name in ("tok_emb.weight", "out.weight"):  # new rows are new tokens: the mean of the old ones
         p[r:, :c] = src.mean(0)
-    elif name == "out.weight":
-        p[:r, :c] = src
-        p[r:, :c] = src.mean(0)
-    else:
-        p[:r, :c] = src
 
 
 def train_rank(rank, world, port, args, cfg, model, tok, examples, val_items, lf, t0):
