@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <tuple>
 
 #include "tinygsm/tinygsm.h"
 #include "util/hash.h"
@@ -585,6 +586,105 @@ std::pair<int, int> operands(char op, Rng& rng) {
   }
 }
 
+// All lower case, no final punctuation.
+void typed_quickly(std::string& text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (text.back() == '?' || text.back() == '.') text.pop_back();
+}
+
+// "What is 45 - 18 * 2?", "Compute (14 + 6) * 3 =": an expression asked for as people type it.
+std::string expression_question(Rng& rng, const std::string& expr) {
+  const std::vector<std::string> pre = {"What is ", "Compute ", "Calculate ", "", "Evaluate ", "What's ", "Work out "};
+  const std::string p = rng.pick(pre);
+  const std::string q = p.rfind("What", 0) == 0 ? "?" : rng.pick(std::vector<std::string>{"", "?", " =", "."});
+  return p + expr + q;
+}
+
+// Operations said one after another in words and done in that order ("Take 18 away from 40 and then
+// add 5.", "Start with 20, add 15, subtract 9 and then double it."): left to right, whatever the
+// operators, unlike the symbols.
+bool build_chain(Rng& rng, int n_ops, Item& item) {
+  const char ops[] = {'+', '-', '*', '/'};
+  int v = 0;
+  std::vector<std::string> phrases;  // one per operation after the first number
+  std::string opening;               // the first operation with both its numbers ("subtract 18 from 40")
+  for (int i = 0; i < n_ops; ++i) {
+    const char op = ops[rng.uniform(0, 3)];
+    int a = v, b = 0;
+    if (i == 0) {
+      std::tie(a, b) = operands(op, rng);
+    } else {
+      switch (op) {
+        case '+': b = rng.uniform(2, 60); break;
+        case '-':
+          if (v < 3) return false;
+          b = rng.uniform(1, v - 1);
+          break;
+        case '*': b = rng.uniform(2, 5); break;
+        default: {
+          std::vector<int> ks;
+          for (int k = 2; k <= 9; ++k)
+            if (v % k == 0 && v / k >= 1) ks.push_back(k);
+          if (ks.empty()) return false;
+          b = rng.pick(ks);
+        }
+      }
+    }
+    const int r = op == '+' ? a + b : op == '-' ? a - b : op == '*' ? a * b : a / b;
+    if (r < 0 || r > 198) return false;
+    item.worked.push_back({op, a, b, r, ""});
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    if (i == 0) {
+      switch (op) {
+        case '+': opening = rng.pick(std::vector<std::string>{"add " + B + " to " + A, "add " + A + " and " + B}); break;
+        case '-': opening = rng.pick(std::vector<std::string>{"take " + B + " away from " + A, "subtract " + B + " from " + A}); break;
+        case '*': opening = "multiply " + A + " by " + B; break;
+        default: opening = "divide " + A + " by " + B;
+      }
+    }
+    switch (op) {
+      case '+': phrases.push_back(rng.pick(std::vector<std::string>{"add " + B, "add " + B + " more", "add " + B + " to it"})); break;
+      case '-': phrases.push_back(rng.pick(std::vector<std::string>{"subtract " + B, "take away " + B, "take " + B + " away"})); break;
+      case '*':
+        phrases.push_back(b == 2 && rng.chance(60)   ? std::string("double it")
+                          : b == 3 && rng.chance(60) ? std::string("triple it")
+                                                     : rng.pick(std::vector<std::string>{"multiply by " + B, "multiply it by " + B}));
+        break;
+      default:
+        phrases.push_back(b == 2 && rng.chance(60) ? std::string("halve it")
+                                                   : rng.pick(std::vector<std::string>{"divide by " + B, "divide it by " + B,
+                                                                                       "split it into " + B + " equal parts"}));
+    }
+    v = r;
+  }
+  const std::string first = std::to_string(item.worked[0].a);
+  // "x, y and then z" over the operations from `from` on
+  auto listed = [&](size_t from) {
+    std::string s;
+    for (size_t i = from; i < phrases.size(); ++i) {
+      if (i > from) s += i + 1 == phrases.size() ? rng.pick(std::vector<std::string>{" and then ", ", then ", " and "}) : ", ";
+      s += phrases[i];
+    }
+    return s;
+  };
+  const std::vector<std::string> asks = {"", " What do you get?", " What is the result?", " What number do you end up with?"};
+  std::string text;
+  switch (rng.uniform(0, 3)) {
+    case 0: text = "Start with " + first + ", " + listed(0) + "." + rng.pick(asks); break;
+    case 1: text = capitalize(opening) + (rng.chance(50) ? " and then " : ", then ") + listed(1) + "." + rng.pick(asks); break;
+    case 2: {
+      text = rng.pick(std::vector<std::string>{"Think of ", "Take ", "Start with "}) + first + ".";
+      for (auto& p : phrases) text.append(" ").append(capitalize(p)).append(".");
+      text += rng.pick(std::vector<std::string>{" What do you get?", " What is the answer?", " What number is it now?"});
+      break;
+    }
+    default: text = "If you " + opening + " and then " + listed(1) + ", what do you get?";
+  }
+  if (rng.chance(8)) typed_quickly(text);
+  item.user_text = text;
+  return true;
+}
+
 bool build_arithmetic(Rng& rng, int steps, Item& item) {
   const char ops[] = {'+', '-', '*', '/'};
   const int n_ops = steps;
@@ -642,11 +742,10 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
       else if (p.rfind("What", 0) == 0 || p.rfind("what", 0) == 0 || p.rfind("How", 0) == 0 || p.rfind("Can", 0) == 0) q = "?";
       text = p + text + q;
     }
-    if (rng.chance(8)) {  // typed quickly: all lower case, no final punctuation
-      std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (text.back() == '?' || text.back() == '.') text.pop_back();
-    }
+    if (rng.chance(8)) typed_quickly(text);
     item.user_text = text;
+  } else if (rng.chance(25)) {
+    if (!build_chain(rng, n_ops, item)) return false;
   } else if (n_ops == 2 && rng.chance(25)) {
     // A bracket, computed first whatever the operators: "(14 + 6) * 3", "60 / (2 + 3)".
     const char inner = ops[rng.uniform(0, 3)], outer = ops[rng.uniform(0, 3)];
@@ -675,10 +774,7 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
     const std::string bracket = "(" + std::to_string(a) + sp + op_symbol(inner, rng) + sp + std::to_string(b) + ")";
     const std::string o = sp + op_symbol(outer, rng) + sp;
     const std::string expr = bracket_first ? bracket + o + std::to_string(c) : std::to_string(c) + o + bracket;
-    const std::vector<std::string> pre = {"What is ", "Compute ", "Calculate ", "", "Evaluate ", "What's ", "Work out "};
-    const std::string p = rng.pick(pre);
-    std::string q = p.rfind("What", 0) == 0 ? "?" : rng.pick(std::vector<std::string>{"", "?", " =", "."});
-    item.user_text = p + expr + q;
+    item.user_text = expression_question(rng, expr);
   } else {
     // a op1 b op2 c [op3 d], evaluated with the usual precedence; every value in [0, 198].
     std::vector<int> vals;
@@ -721,10 +817,7 @@ bool build_arithmetic(Rng& rng, int steps, Item& item) {
       else expr += op_symbol(os[i], rng);
       expr += std::to_string(vals[i + 1]);
     }
-    const std::vector<std::string> pre = {"What is ", "Compute ", "Calculate ", "", "Evaluate ", "What's ", "Work out "};
-    const std::string p = rng.pick(pre);
-    std::string q = p.rfind("What", 0) == 0 ? "?" : rng.pick(std::vector<std::string>{"", "?", " =", "."});
-    item.user_text = p + expr + q;
+    item.user_text = expression_question(rng, expr);
   }
   for (auto& s : item.worked) {
     if (s.result < 0 || s.result > 198) return false;
@@ -760,9 +853,60 @@ struct Clause {
   bool after_next = false;
 };
 
+// "buys 12 more and keeps one" -> "buy 12 more and keep one": a verb phrase of the third person
+// said by "I" (present tense; past forms are the same for everyone).
+std::string first_person_verb(const std::string& w) {
+  if (w == "has") return "have";
+  if (w == "is") return "am";
+  if (w == "does") return "do";
+  if (w == "goes") return "go";
+  if (w == "was" || w.size() < 3 || w.back() != 's') return w;
+  if (w.ends_with("ies")) return w.substr(0, w.size() - 3) + "y";
+  for (const char* e : {"ches", "shes", "sses", "xes", "zes"})
+    if (w.ends_with(e)) return w.substr(0, w.size() - 2);
+  return w.substr(0, w.size() - 1);
+}
+std::string first_person_vp(const std::string& vp) {
+  std::string out;
+  bool verb = true;  // the first word, and the first after " and "
+  for (size_t i = 0; i < vp.size();) {
+    const size_t e = std::min(vp.find(' ', i), vp.size());
+    const std::string w = vp.substr(i, e - i);
+    out += verb ? first_person_verb(w) : w;
+    verb = w == "and" || w == "then";
+    if (e < vp.size()) out += ' ';
+    i = e + 1;
+  }
+  return out;
+}
+// The story's teller in a template: "does {P} have" -> "do I have", "{P}'s" -> "my", "gives {P}"
+// -> "gives me"; a sentence that opens with "{P}" has its verb said by "I".
+void first_person(std::string& s) {
+  replace_all(s, "{P} and {his} family", "my family and I");
+  replace_all(s, "{P}'s", "my");
+  for (const char* who : {"{P}", "{he}"}) {
+    const std::string w = who;
+    replace_all(s, " does " + w, " do I");
+    replace_all(s, " did " + w, " did I");
+    replace_all(s, " is " + w, " am I");
+    replace_all(s, " was " + w, " was I");
+    replace_all(s, " has " + w, " have I");
+    replace_all(s, " had " + w, " had I");
+  }
+  if (s.starts_with("{P} ")) s = "I " + first_person_vp(s.substr(4));
+  replace_all(s, "{P} has", "I have");
+  replace_all(s, "{P} is", "I am");
+  replace_all(s, "{P}", "me");
+  replace_all(s, "{him}", "me");
+  replace_all(s, "{his}", "my");
+  replace_all(s, "{he}", "I");
+}
+
 // Shares of stories whose people and objects are invented words (see invented_word).
 constexpr int kInventedNamePercent = 35;
 constexpr int kInventedObjectPercent = 30;
+// Share of stories told by "I" ("I had 50 candies and ate 12. How many are left?").
+constexpr int kNarratorPercent = 12;
 
 struct Story {
   Rng& rng;
@@ -772,6 +916,7 @@ struct Story {
   std::string O, I, Is;
   bool food = false;
   bool dollar_sign = true;
+  int narrator = -1;  // the person who tells the story ("I"), or -1
 
   int add_person() {
     for (;;) {
@@ -795,6 +940,7 @@ struct Story {
     return "";
   }
   std::string fill(std::string s, int subj, int other, int n, int k) const {
+    if (subj >= 0 && subj == narrator) first_person(s);  // before the objects' words go in
     replace_all(s, "{M}", money(n));
     replace_all(s, "{Km1} friends", k == 2 ? "a friend" : std::to_string(k - 1) + " friends");
     replace_all(s, "{N}", std::to_string(n));
@@ -823,7 +969,12 @@ struct Story {
 
 // The canonical reasoning clause "Tom has 12 + 5 = 17 apples".
 std::string has(const Story& st, int who, const std::string& e) {
-  return st.people[who].name + " has " + e + " " + st.unit();
+  return st.people[who].name + (who == st.narrator ? " have " : " has ") + e + " " + st.unit();
+}
+// "Marco and Aisha", "Marco and I" (the teller last).
+std::string two_names(const Story& st, int a, int b) {
+  if (a == st.narrator) std::swap(a, b);
+  return st.people[a].name + " and " + st.people[b].name;
 }
 
 bool build_story(Rng& rng, int steps, Item& item) {
@@ -846,6 +997,10 @@ bool build_story(Rng& rng, int steps, Item& item) {
   std::vector<std::pair<int, std::string>> reasons;  // clause index (-1: after all) and its reasoning
   std::vector<int> step_clause;                       // the clause of each worked step (-1: the total)
   int P = st.add_person();
+  if (rng.chance(kNarratorPercent)) {
+    st.people[P] = Person{"I", false};
+    st.narrator = P;
+  }
   int v = dom == Dom::Money ? rng.uniform(5, 80) : rng.uniform(2, 50);
   int remaining = steps;
   if (rng.chance(15)) {  // the first statement is a product: it is the first step
@@ -912,8 +1067,8 @@ bool build_story(Rng& rng, int steps, Item& item) {
       const int r = prev_value + v;
       item.worked.push_back({'+', prev_value, v, r, ""});
       step_clause.push_back(-1);
-      reasons.emplace_back(-1, "Together, " + std::string(st.people[prev_subject].name) + " and " + st.people[P].name +
-                                   " have " + eq(prev_value, '+', v, r) + " " + st.unit() + ".");
+      reasons.emplace_back(-1, "Together, " + two_names(st, prev_subject, P) + " have " + eq(prev_value, '+', v, r) + " " +
+                                   st.unit() + ".");
       v = r;
       together = true;
       remaining -= 1;
@@ -928,8 +1083,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
       const int r = v + n;
       item.worked.push_back({'+', v, n, r, ""});
       step_clause.push_back(-1);
-      reasons.emplace_back(-1, "Together, " + std::string(st.people[P].name) + " and " + st.people[G].name + " have " +
-                                   eq(v, '+', n, r) + " " + st.unit() + ".");
+      reasons.emplace_back(-1, "Together, " + two_names(st, P, G) + " have " + eq(v, '+', n, r) + " " + st.unit() + ".");
       prev_subject = P;
       P = G;
       v = r;
@@ -1204,8 +1358,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
   const Final* fin = finals[rng.next() % finals.size()];
   std::string fq = st.past ? fin->past : fin->pres;
   if (together) {
-    replace_all(fq, "{P0}", st.people[prev_subject].name);
-    replace_all(fq, "{P1}", st.people[P].name);
+    replace_all(fq, "{P0} and {P1}", two_names(st, prev_subject, P));
   }
   // A pronoun or an elided "are left" only when the question cannot mean someone else.
   const bool ambiguous = (prev_subject >= 0 || others_act) && !together;
@@ -1218,7 +1371,12 @@ bool build_story(Rng& rng, int steps, Item& item) {
   if (shared) fq = share_question;
 
   // Render: sentences (pronouns, optional numbering) or one line.
+  // The teller's verbs are said by "I".
+  if (st.narrator >= 0)
+    for (auto& c : clauses)
+      if (c.subject == st.narrator && !st.past) c.vp = first_person_vp(c.vp);
   auto subject_text = [&](const Clause& c, bool pronoun) {
+    if (c.subject == st.narrator) return std::string("I");
     if (pronoun) return std::string(st.people[c.subject].female ? "She" : "He");
     return std::string(st.people[c.subject].name);
   };
@@ -1272,7 +1430,7 @@ bool build_story(Rng& rng, int steps, Item& item) {
           lead = rng.pick(std::vector<std::string>{"At first, ", "In the morning, ", "At the start of the week, ", "Earlier, ",
                                                    st.past ? "Last week, " : "Today, ", st.past ? "Yesterday, " : "This morning, "});
         std::string subj = subject_text(c, pron);
-        if (!lead.empty() && pron) subj = lowercase_first(subj);
+        if (!lead.empty() && pron && c.subject != st.narrator) subj = lowercase_first(subj);
         s = lead + subj + " " + c.vp + ".";
       }
       prev = c.subject;
@@ -1760,9 +1918,11 @@ bool build_kinds(Rng& rng, int steps, Item& item) {
     std::string s = He + " " + verb + " " + std::to_string(n) + " " + (add && rng.chance(40) ? "more " : "") + names[w];
     if (std::string(vb.pres) == "gives" && !add) s += " to " + rng.pick(std::vector<std::string>{"a friend", "a neighbor", "the school"});
     sentences.push_back(s + ".");
-    text += (i > 0 && rng.chance(40) ? "Then " + lowercase_first(s) : s) + ". ";
+    if (i > 0 && rng.chance(40)) text.append("Then ").append(lowercase_first(s));
+    else text.append(s);
+    text.append(". ");
     item.worked.push_back({add ? '+' : '-', v[w], n, r, ""});
-    item.reasoning.push_back("(" + std::to_string(i + 2) + ") " + owner_line + " has " + eq(v[w], add ? '+' : '-', n, r) + " " + names[w] + ".");
+    item.reasoning.push_back(std::string("(").append(std::to_string(i + 2)) + ") " + owner_line + " has " + eq(v[w], add ? '+' : '-', n, r) + " " + names[w] + ".");
     v[w] = r;
   }
   const int total = v[0] + v[1];
