@@ -46,6 +46,12 @@ build/release/kvscope run -m build/train-smoke-grow/kvscope-reasoner.gguf --reas
   --grow-dim 48 --grow-ffn 96 --kvscope build/release/kvscope --out build/train-smoke-wide --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke-wide/kvscope-reasoner.gguf --reasoning-effort low \
   -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
+# two models of one shape averaged (checked on read-back), run; models of two shapes refused
+(/usr/bin/python3 tools/train/average_gguf.py build/train-smoke-chat/kvscope-reasoner.gguf \
+  build/train-smoke-grow/kvscope-reasoner.gguf --alpha 0.5 -o build/train-smoke-avg.gguf 2>&1 || true) | grep -q "different shapes"
+/usr/bin/python3 tools/train/average_gguf.py build/train-smoke/kvscope-reasoner.gguf \
+  build/train-smoke2/kvscope-reasoner.gguf --alpha 0.3 -o build/train-smoke-avg.gguf >/dev/null
+build/release/kvscope run -m build/train-smoke-avg.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
 
 # the confidence probe's Platt calibration (tools/train/calibrate_probe.py): fold, file round trip, fit
 /usr/bin/python3 tools/train/calibrate_probe.py --self-test --probe models/kvscope-reasoner.confidence.bin

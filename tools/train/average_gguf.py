@@ -36,6 +36,12 @@ def main():
     model_a.load_state_dict(merged)
     chat = "tokenizer.chat_template" in read_gguf(args.a)[0]
     export(model_a, cfg_a, tok_a, args.output, chat=chat)
+    # Read back: every tensor is the interpolation (the exporter's names and layout round-trip).
+    _, model_o, _ = load_gguf_model(args.output)
+    for k, v in model_o.state_dict().items():
+        err = (v - merged[k]).abs().max().item()
+        if err > 1e-6:
+            sys.exit(f"{args.output}: {k} read back differs by {err}")
     print(f"wrote {args.output}: {1 - args.alpha:g} * {args.a} + {args.alpha:g} * {args.b}")
 
 
