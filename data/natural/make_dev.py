@@ -2,7 +2,7 @@
 """Writes dev.jsonl: questions for choosing between models (see README.md).
 
 Hand-written on 2026-12-07, apart from both tinygsm's generator and the held-out set's grammar.
-Each line is (question, answer expression); the expression is checked to give an integer.
+Each line is (question, answer expression[, steps]); the expression is checked to give an integer.
 """
 import json
 import os
@@ -94,15 +94,148 @@ QUESTIONS = [
     ("Farah has 36 crayons and Tess has 12 fewer. Grace has as many as Farah and Tess together. How many crayons does Grace have?", "36+(36-12)"),
 ]
 
+# Added on 2026-12-07, late night, by hand in the same way: 80 questions tell two models apart only
+# by about 10 points (one question is 1.25), so 120 more make the set 200. The first 80 lines of
+# dev.jsonl are unchanged (the set of the stage 6-8 decisions).
+QUESTIONS += [
+    # bare arithmetic
+    ("67 + 18", "67+18"),
+    ("whats 93 minus 39", "93-39"),
+    ("How much is 14 times 5?", "14*5"),
+    ("Divide 96 by 8 for me.", "96//8"),
+    ("What is 8 * 7 - 20?", "8*7-20"),
+    ("Compute (30 - 12) * 4", "(30-12)*4"),
+    ("Work out 5 + 6 * 3.", "5+6*3"),
+    ("What is the sum of 44, 23 and 17?", "44+23+17"),
+    ("What is 120 divided by 6?", "120//6"),
+    ("Half of 86 is what?", "86//2"),
+    ("3 times 15 plus 9", "3*15+9"),
+    ("Take 25 from 73.", "73-25"),
+    ("Add 16 to 39 and then take away 11.", "39+16-11"),
+    ("Start with 12, double it, then add 7. What do you get?", "12*2+7"),
+    ("What is 64 / (2 * 4)?", "64//(2*4)"),
+    ("hey what's 7 x 12", "7*12"),
+    ("Is 45 + 38 equal to what?", "45+38"),
+    ("Find the difference between 90 and 36.", "90-36"),
+    ("What do 13 and 29 add up to?", "13+29"),
+    ("Multiply 6 by 9, then subtract 14.", "6*9-14"),
+    # one step
+    ("I have 24 pencils and buy 13 more. How many pencils do I have?", "24+13"),
+    ("I had 65 dollars and spent 27. How much do I have left?", "65-27"),
+    ("You have 5 packs of 6 juice boxes. How many juice boxes do you have?", "5*6"),
+    ("We picked 84 cherries and split them equally among 4 of us. How many cherries does each of us get?", "84//4"),
+    ("Hiroshi has 31 marbles. His cousin gives him 22 more. How many marbles does Hiroshi have?", "31+22"),
+    ("Elena bought 9 bags of oranges with 6 oranges in each bag. How many oranges did she buy?", "9*6"),
+    ("A baker makes 72 muffins and puts them in boxes of 6. How many boxes does she fill?", "72//6"),
+    ("Diego ran 14 km on Saturday and 19 km on Sunday. How far did he run over the weekend?", "14+19"),
+    ("Priya had 50 stickers. She used 18 on her notebook. How many stickers are left?", "50-18"),
+    ("A ticket costs $9. How much do 7 tickets cost?", "9*7"),
+    ("Sven needs 60 points to win and has 42. How many more points does he need?", "60-42"),
+    ("Our team scored 35 goals this season and 27 last season. How many goals is that in total?", "35+27"),
+    ("There are 8 tables with 4 chairs at each. How many chairs are there?", "8*4"),
+    ("Mei has 48 beads and Lars has 29. How many more beads does Mei have than Lars?", "48-29"),
+    ("A rope is 95 cm long. Kofi cuts off 38 cm. How long is the rope now?", "95-38"),
+    ("Each box holds 12 eggs. How many eggs are in 6 boxes?", "12*6"),
+    ("Nadia has 3 times as many shells as Omar. Omar has 17 shells. How many shells does Nadia have?", "17*3"),
+    ("Pablo has 26 cards. Ines has 9 more cards than Pablo. How many cards does Ines have?", "26+9"),
+    ("Chloe has 41 coins. Ben has 15 fewer coins than Chloe. How many coins does Ben have?", "41-15"),
+    ("A class of 28 kids splits into teams of 4. How many teams are there?", "28//4"),
+    ("Abdul saves $8 every week. How much has he saved after 9 weeks?", "8*9"),
+    ("The bus had 37 people on it. 12 got off at the station. How many people are still on the bus?", "37-12"),
+    ("Kim paid for a $34 game with a $50 note. How much change did she get?", "50-34"),
+    ("I walked 6 km in the morning and 9 km in the evening. How many km did I walk?", "6+9"),
+    ("Rosa has 56 flowers and puts the same number in each of 7 vases. How many flowers go in each vase?", "56//7"),
+    ("Tariq had 19 toy cars. For his birthday he got 14 more. How many toy cars does he have now?", "19+14"),
+    ("Lena's book has 88 pages. She has read 53. How many pages does she have left to read?", "88-53"),
+    ("One pizza has 8 slices. How many slices are in 9 pizzas?", "8*9"),
+    ("Matteo is 13 years old. His father is 3 times as old. How old is his father?", "13*3"),
+    ("There were 70 apples in a crate. 25 were rotten and thrown away. How many apples are good?", "70-25"),
+    ("Zara has 45 red beads and 37 blue beads. How many beads does she have?", "45+37"),
+    ("Kenji spent half of his 64 dollars on shoes. How much money did he spend?", "64//2"),
+    ("A farmer plants 11 rows of 9 trees. How many trees does he plant?", "11*9"),
+    ("Grandma gave me 15 candies and my brother gave me 18. How many candies did I get?", "15+18"),
+    ("Olga baked 36 cookies and her kids ate 17. How many cookies are left?", "36-17"),
+    # two steps
+    ("I had 40 stickers. I gave 12 to my sister and then bought 9 more. How many stickers do I have now?", "40-12+9"),
+    ("Samir buys 4 notebooks at $3 each and a pen for $5. How much does he spend?", "4*3+5"),
+    ("A library had 120 books. It lent out 45 and got 30 new ones. How many books does it have now?", "120-45+30"),
+    ("Ana has 18 dolls. Bea has twice as many. How many dolls do they have together?", "18+18*2"),
+    ("Max had 75 dollars. He bought a shirt for 22 dollars and a cap for 15 dollars. How much money is left?", "75-22-15"),
+    ("There are 6 bags with 7 marbles in each. Then 10 marbles are lost. How many marbles remain?", "6*7-10"),
+    ("Leo reads 15 pages a day for 4 days and then 20 pages on Sunday. How many pages did he read?", "15*4+20"),
+    ("Ivan had 90 cents. He spent 35 cents on gum and 25 cents on a pencil. How many cents does he have left?", "90-35-25"),
+    ("Mila collected 48 shells and gave half of them to her friend. Then she found 13 more. How many shells does she have?", "48//2+13"),
+    ("We need 100 chairs for the party. We have 38 and borrow 27. How many more chairs do we need?", "100-38-27"),
+    ("Juan has 22 marbles. Pedro has 8 more than Juan. How many marbles do they have altogether?", "22+(22+8)"),
+    ("You start with 35 points, win 20 in the first round and lose 12 in the second. How many points do you have?", "35+20-12"),
+    ("A shop sells 9 cakes in the morning and 3 times as many in the afternoon. How many cakes does it sell in the afternoon and morning together?", "9+9*3"),
+    ("Sofia had 54 grapes. She ate 6 and shared the rest equally with her 5 friends and herself. How many grapes did each get?", "(54-6)//6"),
+    ("A car park has 4 levels with 25 spaces each. 63 cars are parked. How many spaces are free?", "4*25-63"),
+    ("Nils earns $12 an hour and works 5 hours. He spends $18 on dinner. How much money does he have left?", "12*5-18"),
+    ("Aiko had 31 balloons. 7 popped and 9 flew away. How many balloons does she have now?", "31-7-9"),
+    ("Take 8, multiply it by 6, then subtract 19.", "8*6-19"),
+    ("What is 100 minus 3 times 12?", "100-3*12"),
+    ("Keira has 29 apples. She picks 16 more and then gives 8 to her neighbour. How many apples does she have?", "29+16-8"),
+    ("My mom bought 3 packs of 10 balloons. We blew up 17 of them. How many balloons are not blown up yet?", "3*10-17"),
+    ("Fatou had 66 beads. She made 3 bracelets with 12 beads each. How many beads does she have left?", "66-3*12"),
+    ("There are 23 boys and 19 girls in the hall. 15 children leave. How many children are in the hall now?", "23+19-15"),
+    ("Karim has 45 dollars and his sister has 28 dollars. They buy a present for 50 dollars together. How much money do they have left?", "45+28-50"),
+    ("Each of 7 kids brings 4 oranges to school, and the teacher brings 12 more. How many oranges are there?", "7*4+12"),
+    # three steps
+    ("I had 30 dollars. I earned 25 more, spent 18 on lunch and 9 on a book. How much do I have now?", "30+25-18-9"),
+    ("Start with 50, take away 14, divide by 4, then add 11. What is the result?", "(50-14)//4+11"),
+    ("Rina has 5 boxes of 8 crayons. She gives 10 crayons to Joe and 6 to Mia. How many crayons does she have left?", "5*8-10-6"),
+    ("A school has 3 classes of 24 kids. 9 kids are sick and 5 are on a trip. How many kids are at school today?", "3*24-9-5"),
+    ("Hugo has 12 stamps. Lea has 3 times as many. Nora has 10 fewer than Lea. How many stamps do the three have together?", "12+12*3+(12*3-10)", 4),
+    ("Wei bought 6 packs of 5 pens, gave 8 pens away, then split the rest equally between 2 drawers. How many pens are in each drawer?", "(6*5-8)//2"),
+    ("A train has 8 cars with 20 seats each. 95 people get on, then 30 more. How many seats are empty?", "8*20-95-30"),
+    ("Ayla had 80 euros. She spent 24 euros on a dress, 16 euros on shoes, and then got 15 euros from her aunt. How many euros does she have?", "80-24-16+15"),
+    ("Ravi runs 4 km a day for 5 days. Jonas runs 7 km less than Ravi in total. How many km do they run together?", "4*5+(4*5-7)", 3),
+    ("Ines has 60 cards. She gives a third of them to Tom and 8 to Ana, then buys 12 more. How many cards does she have?", "60-60//3-8+12"),
+    ("I had 5 bags of 9 candies. I ate 7 and gave 10 to my friends. How many candies are left?", "5*9-7-10"),
+    # more of each kind
+    ("55 - 27 =", "55-27"),
+    ("what is 9 squared, I mean 9 times 9", "9*9"),
+    ("Can you add 38 and 47?", "38+47"),
+    ("Subtract 26 from 80, then halve it.", "(80-26)//2"),
+    ("How much is 150 minus 64?", "150-64"),
+    ("I have 7 boxes of 6 eggs. How many eggs do I have?", "7*6"),
+    ("Lucia drank 3 glasses of water in the morning and 5 in the afternoon. How many glasses did she drink?", "3+5"),
+    ("The movie is 112 minutes long. We have watched 47 minutes. How many minutes are left?", "112-47"),
+    ("Erik puts 63 photos into an album, 9 on each page. How many pages does he fill?", "63//9"),
+    ("Amara has 27 pens. Her friend has twice as many. How many pens does her friend have?", "27*2"),
+    ("A box of tea has 40 bags. Dad used 13. How many tea bags are left?", "40-13"),
+    ("You buy 6 stamps at 7 cents each. How many cents do you pay?", "6*7"),
+    ("There were 16 birds on a tree and 29 more came. How many birds are on the tree?", "16+29"),
+    ("Jonas has 81 blocks and builds towers of 9 blocks each. How many towers can he build?", "81//9"),
+    ("My sister is 9 and I am 5 years older. How old am I?", "9+5"),
+    ("The shop had 58 bottles of milk and sold 39. How many bottles are left?", "58-39"),
+    ("Kwame scored 14 points, and Efua scored 6 points more than him. How many points did Efua score?", "14+6"),
+    ("I bought 3 shirts for $12 each and got $4 off the total. How much did I pay?", "3*12-4"),
+    ("Alice had 85 cents and bought 2 apples for 30 cents each. How many cents does she have now?", "85-2*30"),
+    ("A bike costs $120. Maya has saved $47 and her dad gives her $40. How much more does she need?", "120-47-40"),
+    ("Sam had 24 fish. He sold 10 and then bought twice as many as he had left. How many fish did he buy?", "(24-10)*2"),
+    ("We drove 65 km before lunch and 48 km after. The trip is 150 km. How many km are still to go?", "150-65-48"),
+    ("Luis picks 8 pears from each of 6 trees and eats 5. How many pears does he have?", "8*6-5"),
+    ("There are 90 seats in the hall. 34 adults and 29 kids sit down. How many seats are empty?", "90-34-29"),
+    ("Think of 15. Add 9. Multiply by 3. What number do you have?", "(15+9)*3"),
+    ("Noor has 44 stickers. She gives 9 to each of her 3 brothers. How many stickers does she have left?", "44-9*3"),
+    ("A farmer has 36 hens and 24 ducks. He sells 15 hens. How many birds does he have now?", "36-15+24"),
+    ("Ben had 7 packs of 8 cards. He lost 12 cards and then gave away half of what was left. How many cards did he give away?", "(7*8-12)//2", 3),
+    ("I have 100 dollars. I buy 3 books at 15 dollars each and a bag for 20 dollars. How much money do I have left?", "100-3*15-20"),
+]
+
+
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = os.path.join(here, "dev.jsonl")
     with open(out, "w") as f:
-        for q, expr in QUESTIONS:
+        for q, expr, *given in QUESTIONS:
             a = eval(expr)  # noqa: S307 - our own literals
             assert isinstance(a, int) and 0 <= a <= 255, (q, a)
-            steps = sum(expr.count(c) for c in "+-*/") - expr.count("//")
+            # the operators, unless given (an expression that repeats a value it computes once)
+            steps = given[0] if given else sum(expr.count(c) for c in "+-*/") - expr.count("//")
             f.write(json.dumps({"question": q, "answer": a, "steps": steps, "source": "dev",
                                 "messages": [{"role": "user", "content": q}]}) + "\n")
     print(f"wrote {len(QUESTIONS)} questions to {out}")
