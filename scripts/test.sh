@@ -31,9 +31,18 @@ build/release/kvscope run -m build/train-smoke/kvscope-reasoner.gguf -p "Questio
 /usr/bin/python3 tools/train/train.py --smoke --workers 2 --kvscope build/release/kvscope --out build/train-smoke2 \
   --data-dir build/train-smoke/data >/dev/null
 build/release/kvscope run -m build/train-smoke2/kvscope-reasoner.gguf -p "Question: (1) Tom has 3 apples." -n 4 --temp 0 >/dev/null
-# stage 2 (the chat convention, continued from stage 1's file): the template and levels are read back
+# the training grammars (tools/grammars/): items refused when wrong, each grammar deterministic, mixed into training
+/usr/bin/python3 tools/grammars/test_items.py --n 300
+mkdir -p build/train-smoke/grammar
+for g in chatty shop measure scenes; do
+  /usr/bin/python3 tools/grammars/$g.py --n 100 --seed 1 -o build/train-smoke/grammar/$g.jsonl >/dev/null
+done
+# stage 2 (the chat convention, continued from stage 1's file, with grammar items mixed in): the
+# template and levels are read back
 /usr/bin/python3 tools/train/train.py --smoke --chat --init-gguf build/train-smoke/kvscope-reasoner.gguf \
+  --grammar-data build/train-smoke/grammar/chatty.jsonl:90,build/train-smoke/grammar/scenes.jsonl:90 \
   --kvscope build/release/kvscope --out build/train-smoke-chat --data-dir build/train-smoke/data >/dev/null
+grep -q "grammar data build/train-smoke/grammar/scenes.jsonl: 90 items" build/train-smoke-chat/train.log
 build/release/kvscope run -m build/train-smoke-chat/kvscope-reasoner.gguf --reasoning-effort low \
   -p "Question: (1) Tom has 3 apples. How many apples does Tom have?" -n 4 --temp 0 2>&1 | grep -q "reasoning low on levels"
 # a deeper model grown from that file (the trainer checks that the grown model computes the same logits)

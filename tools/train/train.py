@@ -61,6 +61,19 @@ def load_split(args, split, n, seed, style="broad"):
     return items
 
 
+def load_grammar_items(path, n):
+    """The first n items of a tools/grammars/ output file; too few is an error, not a smaller mix."""
+    items = []
+    with open(path) as f:
+        for line in f:
+            if len(items) == n:
+                break
+            items.append(json.loads(line))
+    if len(items) < n:
+        sys.exit(f"{path}: {len(items)} items, {n} asked for")
+    return items
+
+
 def mode_of(i):
     r = (i * 2654435761 + 12345) % 100
     return "slow" if r < 45 else ("mixed" if r < 75 else "fast")
@@ -241,6 +254,9 @@ def main():
     ap.add_argument("--natural-frac", type=float, default=0.0,
                     help="share of the training problems drawn from tinygsm's natural style (questions as people "
                          "type them); the rest stay broad, so the old formats stay in the mix")
+    ap.add_argument("--grammar-data", default="",
+                    help="FILE:N,... training items of tools/grammars/ (first N lines of each, rendered by "
+                         "tools/grammars/items.py), added to the --n-train items")
     ap.add_argument("--resume", action="store_true",
                     help="continue from OUT/ckpt.pt (weights, optimizer, step); the batch order restarts from a "
                          "seed derived from the step")
@@ -319,6 +335,13 @@ def main():
         # validation: broad and natural problems alternate, so the eval watches both
         nat_val = load_split(args, "validation", max(args.eval_n, 200), 2024, "natural")
         val_items = [x for pair in zip(val_items, nat_val) for x in pair]
+    for spec in filter(None, args.grammar_data.split(",")):
+        path, _, count = spec.rpartition(":")
+        if not path or not count.isdigit():
+            sys.exit(f"--grammar-data {spec!r}: expected FILE:N")
+        got = load_grammar_items(path, int(count))
+        log(lf, f"grammar data {path}: {len(got)} items")
+        train_items += got
     log(lf, f"data: {len(train_items)} train, {len(val_items)} validation ({time.time() - t0:.0f}s)")
 
     texts = []
