@@ -13,6 +13,7 @@ chat_prompt/chat_target per mode, steps, messages), the same text src/tinygsm/ti
 so these items mix with the generator's in one training set.
 """
 import json
+import os
 import re
 
 MODES = ("fast", "mixed", "slow")
@@ -111,16 +112,34 @@ def render(item, grammar):
     return out
 
 
-def write(items, grammar, path, avoid=()):
-    """Checks and renders items into JSON lines; drops questions equal to one in `avoid` (texts of the
-    sets that must stay unseen) and repeats. Raises on the first bad item, naming it."""
-    seen, n = set(avoid), 0
+EVAL_SETS = ("heldout", "dev", "calibration", "select")  # data/natural/: never trained on
+
+
+def normalised(text):
+    return " ".join(text.lower().split())
+
+
+def evaluation_questions():
+    """The questions of the evaluation sets in data/natural/, normalised (a short bare-arithmetic
+    question can come out of a grammar word for word)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "natural")
+    out = set()
+    for name in EVAL_SETS:
+        with open(os.path.join(root, name + ".jsonl")) as f:
+            out.update(normalised(json.loads(line)["question"]) for line in f if line.strip())
+    return out
+
+
+def write(items, grammar, path, avoid=None):
+    """Checks and renders items into JSON lines; drops repeats and questions equal to one in `avoid`
+    (default: the evaluation sets' questions). Raises on the first bad item, naming it."""
+    seen, n = set(evaluation_questions() if avoid is None else avoid), 0
     with open(path, "w") as f:
         for it in items:
             bad = check(it)
             if bad:
                 raise ValueError(f"{grammar}: {it.get('user_text')!r}: {'; '.join(bad)}")
-            key = " ".join(it["user_text"].lower().split())
+            key = normalised(it["user_text"])
             if key in seen:
                 continue
             seen.add(key)

@@ -50,6 +50,12 @@ def self_test():
     assert r["chat_target"]["mixed"] == "48-6=42.\n</think>\n\nAnswer: 42<|im_end|>"
     assert r["chat_target"]["fast"] == "\n</think>\n\nAnswer: 42<|im_end|>"
     assert r["steps"] == 1 and r["messages"][0]["content"] == GOOD["user_text"]
+    # a question of an evaluation set is never written, whatever its case and spacing
+    held = json.loads(open(os.path.join(HERE, "..", "..", "data", "natural", "heldout.jsonl")).readline())["question"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "t.jsonl")
+        n = items.write([GOOD, with_(user_text="  ".join(held.upper().split()))], "test", out)
+        assert n == 1 and json.loads(open(out).readline())["user_text"] == GOOD["user_text"]
 
 
 def grammar_test(n):
