@@ -20,7 +20,6 @@ bare arithmetic as equations only), so the model's output format stays the same.
 
 Usage: python3 tools/grammars/chatty.py --n 20000 --seed 1 -o /tmp/chatty.jsonl
 """
-import argparse
 import os
 import random
 import re
@@ -1777,16 +1776,5 @@ def generate(n, seed):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    a = ap.parse_args()
-    its = generate(a.n, a.seed)
-    k = items.write(its, "chatty", a.out)
-    print(f"chatty: wrote {k} items to {a.out}")
-
-
 if __name__ == "__main__":
-    main()
+    items.main("chatty", generate, __doc__)

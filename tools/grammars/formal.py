@@ -27,7 +27,6 @@ verbs and sentence frames are its own lists.
 
     python3 tools/grammars/formal.py --n 20000 --seed 1 -o /tmp/formal.jsonl
 """
-import argparse
 import os
 import random
 import re
@@ -2044,15 +2043,5 @@ def generate(n, seed):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    a = ap.parse_args()
-    n = items.write(generate(a.n, a.seed), "formal", a.out)
-    print(f"formal: wrote {n} items to {a.out}")
-
-
 if __name__ == "__main__":
-    main()
+    items.main("formal", generate, __doc__)

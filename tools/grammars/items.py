@@ -146,3 +146,16 @@ def write(items, grammar, path, avoid=None):
             f.write(json.dumps(render(it, grammar)) + "\n")
             n += 1
     return n
+
+
+def main(grammar, generate, doc):
+    """The command line every grammar shares: NAME.py --n N --seed S -o OUT.jsonl, where
+    generate(n, seed) returns n item dicts."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("-o", "--out", required=True)
+    args = ap.parse_args()
+    n = write(generate(args.n, args.seed), grammar, args.out)
+    print(f"{grammar}: wrote {n} items to {args.out}")

@@ -18,7 +18,6 @@ data/ (not read): own name list, own units and verbs, own sentence frames and qu
 Only the reasoning conventions (numbered restatements, "a op b = r" equations) follow the
 existing generator. Python 3 standard library only; deterministic given --seed.
 """
-import argparse
 import os
 import random
 import re
@@ -2244,21 +2243,6 @@ def f_basket4(rng):
     return finish(rng, st, render(rng, st, q))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    args = ap.parse_args()
-    rng = random.Random(args.seed)
-    out = []
-    for _ in range(args.n):
-        steps = rng.choices([1, 2, 3, 4], [45, 35, 15, 5])[0]
-        out.append(generate(rng, steps))
-    n = items.write(out, "measure", args.out)
-    print(f"wrote {n} items to {args.out}")
-
-
 ENGINE_SHARE = {1: 0.45, 2: 0.5, 3: 0.7, 4: 0.8}
 
 
@@ -2276,5 +2260,15 @@ def generate(rng, steps):
     raise RuntimeError(f"{f.__name__}: no draw")
 
 
+
+def items_of(n, seed):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        steps = rng.choices([1, 2, 3, 4], [45, 35, 15, 5])[0]
+        out.append(generate(rng, steps))
+    return out
+
+
 if __name__ == "__main__":
-    main()
+    items.main("measure", items_of, __doc__)

@@ -22,7 +22,6 @@ one, and "Together, ..." for totals over people.
 
     python3 tools/grammars/parts.py --n 20000 --seed 1 -o /tmp/parts.jsonl
 """
-import argparse
 import os
 import re
 import sys
@@ -1419,16 +1418,5 @@ def generate(n, seed):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    a = ap.parse_args()
-    its = generate(a.n, a.seed)
-    k = itemsmod.write(its, "parts", a.out)
-    print(f"parts: wrote {k} items to {a.out}")
-
-
 if __name__ == "__main__":
-    main()
+    itemsmod.main("parts", generate, __doc__)

@@ -20,7 +20,6 @@ statement as "(k) X has ..." / "(k) There are ... in the hall."), with its own v
 sentence frames, scene lists and generation engine; it shares no code or phrase tables with
 src/tinygsm.  Python standard library only; deterministic for a given --seed.
 """
-import argparse
 import os
 import random
 import re
@@ -2158,17 +2157,10 @@ def make_item(rng):
     raise RuntimeError("could not build an item")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    a = ap.parse_args()
-    rng = random.Random(a.seed)
-    out = [make_item(rng) for _ in range(a.n)]
-    n = items.write(out, "scenes", a.out)
-    print(f"wrote {n} items to {a.out}")
+def generate(n, seed):
+    rng = random.Random(seed)
+    return [make_item(rng) for _ in range(n)]
 
 
 if __name__ == "__main__":
-    main()
+    items.main("scenes", generate, __doc__)

@@ -21,7 +21,6 @@ sales, bills with tips, unit prices, rate differences ...).
 
     python3 tools/grammars/shop.py --n 20000 --seed 1 -o /tmp/shop.jsonl
 """
-import argparse
 import os
 import random
 import re
@@ -1954,15 +1953,5 @@ def generate(n, seed):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    args = ap.parse_args()
-    got = items.write(generate(args.n, args.seed), "shop", args.out)
-    print(f"shop: wrote {got} items to {args.out}")
-
-
 if __name__ == "__main__":
-    main()
+    items.main("shop", generate, __doc__)

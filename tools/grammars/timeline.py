@@ -18,7 +18,6 @@ only the question asks ("In 4 years, Rosa's brother will be 5 + 4 = 9 years old.
 
     python3 tools/grammars/timeline.py --n 20000 --seed 1 -o /tmp/timeline.jsonl
 """
-import argparse
 import os
 import random
 import re
@@ -1631,15 +1630,5 @@ def generate(n, seed):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", "--out", required=True)
-    args = ap.parse_args()
-    n = items.write(generate(args.n, args.seed), "timeline", args.out)
-    print(f"timeline: wrote {n} items to {args.out}")
-
-
 if __name__ == "__main__":
-    main()
+    items.main("timeline", generate, __doc__)
