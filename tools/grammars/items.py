@@ -112,7 +112,7 @@ def render(item, grammar):
     return out
 
 
-EVAL_SETS = ("heldout", "dev", "calibration", "select")  # data/natural/: never trained on
+EVAL_SETS = ("heldout", "dev", "calibration", "calibration2", "select")  # data/natural/: never trained on
 
 
 def normalised(text):
