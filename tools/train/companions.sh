@@ -23,8 +23,9 @@ log() { echo "$(date -u +%H:%M:%S) $*" >&2; }
 "$K" tinygsm --jsonl --split train --style natural --n 2500 --seed 78 -o "$W/diff_natural.jsonl"
 paste -d '\n' "$W/diff_broad.jsonl" "$W/diff_natural.jsonl" >"$W/diff_mix.jsonl"
 # Confidence and KV profile: 3,000 validation questions (broad seed 91, natural seed 92). Calibration:
-# the 400 user-style questions of data/natural/calibration.jsonl (a grammar apart from the generator,
-# dev and held-out sets): the probe is to be calibrated on what users type, and tinygsm's own
+# the 800 user-style questions of data/natural/calibration.jsonl and calibration2.jsonl (two authors,
+# each apart from the generator, the training grammars, dev and the held-out set; one author's
+# difficulty alone set the scale too high for stage 9): the probe is to be calibrated on what users type, and tinygsm's own
 # held-out templates (600, broad style, seed 96; 72% right at slow against 59% for the user-style
 # questions under stage 8) pulled the fit towards easier questions. The templates are only reported.
 "$K" tinygsm --jsonl --split validation --style broad --n 1500 --seed 91 -o "$W/val_broad.jsonl"
@@ -45,8 +46,10 @@ log "calibration answers and KV profile"
   -o /dev/null -t 1 >"$W/htcal.log" 2>&1
 "$K" train-confidence -m "$M" --data "$here/../../data/natural/calibration.jsonl" "${probe[@]}" \
   --features-out "$W/feat_natcal.jsonl" -o /dev/null -t 1 >"$W/natcal.log" 2>&1
+"$K" train-confidence -m "$M" --data "$here/../../data/natural/calibration2.jsonl" "${probe[@]}" \
+  --features-out "$W/feat_natcal2.jsonl" -o /dev/null -t 1 >"$W/natcal2.log" 2>&1
 "$K" kv-profile -m "$M" --data "$W/normal.jsonl" -o "$base.kvprofile.bin" -t 1 >"$W/kvprofile.log" 2>&1
-/usr/bin/python3 "$here/calibrate_probe.py" --probe "$W/uncalibrated.confidence.bin" --features "$W/feat_natcal.jsonl" \
+/usr/bin/python3 "$here/calibrate_probe.py" --probe "$W/uncalibrated.confidence.bin" --features "$W/feat_natcal.jsonl,$W/feat_natcal2.jsonl" \
   --test-features "$W/feat_htcal.jsonl" -o "$base.confidence.bin" | tee "$W/calibrate.log"
 wait "$diff_pid" || { cat "$W/difficulty.log" >&2; exit 1; }
 cp "$W/difficulty.bin" "$base.difficulty.bin"
