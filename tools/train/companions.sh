@@ -25,8 +25,8 @@ paste -d '\n' "$W/diff_broad.jsonl" "$W/diff_natural.jsonl" >"$W/diff_mix.jsonl"
 # Confidence and KV profile: 3,000 validation questions (broad seed 91, natural seed 92). Calibration:
 # the 800 user-style questions of data/natural/calibration.jsonl and calibration2.jsonl (two authors,
 # each apart from the generator, the training grammars, dev and the held-out set; one author's
-# difficulty alone set the scale too high for stage 9): the probe is to be calibrated on what users type, and tinygsm's own
-# held-out templates (600, broad style, seed 96; 72% right at slow against 59% for the user-style
+# difficulty alone set the scale too high for stage 9): the probe is to be calibrated on what users
+# type, and tinygsm's own held-out templates (600, broad style, seed 96; 72% right at slow against 59% for the user-style
 # questions under stage 8) pulled the fit towards easier questions. The templates are only reported.
 "$K" tinygsm --jsonl --split validation --style broad --n 1500 --seed 91 -o "$W/val_broad.jsonl"
 "$K" tinygsm --jsonl --split validation --style natural --n 1500 --seed 92 -o "$W/val_natural.jsonl"
